@@ -1,0 +1,1 @@
+//! Loom models for workerpick live in `tests/`; run them with `--cfg loom`.

@@ -1,0 +1,6 @@
+/// Per-request cache-hit inputs for the device-aware mode (completed with the
+/// device-aware selector).
+#[derive(Clone, Debug, Default)]
+pub struct CacheHits {
+    pub(crate) needed: u32,
+}

@@ -1,0 +1,87 @@
+use core::fmt;
+
+/// Everything a pick, a reservation or a change to the worker set can refuse.
+///
+/// Picks never panic: every failure is one of these. The `Display` text says
+/// what to do about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The worker set is empty.
+    NoWorkers,
+    /// The eligibility mask excluded every worker in the set.
+    NoEligibleWorker,
+    /// A worker named by the caller (a pinned reservation, a retarget, a
+    /// removal or an attribute change) is not in the current set.
+    UnknownWorker,
+    /// A worker was inserted twice.
+    DuplicateWorker,
+    /// No selector is registered under `name`.
+    UnknownSelector {
+        /// The name that was asked for.
+        name: String,
+        /// Every name that would have resolved.
+        known: Vec<String>,
+    },
+    /// A selector was registered under a name that is already taken.
+    DuplicateSelector {
+        /// The name that clashed.
+        name: String,
+        /// Whether the clash is with a built-in mode.
+        builtin: bool,
+    },
+    /// A configuration value is out of range.
+    InvalidConfig {
+        /// Which setting.
+        what: &'static str,
+        /// Why it was refused.
+        why: String,
+    },
+    /// The set would exceed [`MAX_WORKERS`](crate::MAX_WORKERS) slots.
+    CapacityExceeded,
+    /// A selector answered with a worker that is not one of the candidates it
+    /// was given; the pick was refused rather than trusted.
+    InvalidChoice {
+        /// The selector's name.
+        selector: String,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NoWorkers => f.write_str("no workers: the worker set is empty; insert workers before picking"),
+            Error::NoEligibleWorker => f.write_str(
+                "no eligible worker: the eligibility mask excludes every worker in the set; widen the mask or add workers",
+            ),
+            Error::UnknownWorker => f.write_str(
+                "unknown worker: it is not in the current worker set; insert it first or pick without pinning",
+            ),
+            Error::DuplicateWorker => f.write_str(
+                "duplicate worker: it is already in the set; remove it first or use `replace` to set the whole set",
+            ),
+            Error::UnknownSelector { name, known } => {
+                write!(f, "unknown selector `{name}`; known selectors: {}", known.join(", "))
+            }
+            Error::DuplicateSelector { name, builtin: true } => write!(
+                f,
+                "selector name `{name}` is a built-in mode and cannot be replaced; register yours under another name"
+            ),
+            Error::DuplicateSelector { name, builtin: false } => {
+                write!(f, "selector name `{name}` is already registered; choose another name")
+            }
+            Error::InvalidConfig { what, why } => write!(f, "invalid configuration: {what}: {why}"),
+            Error::CapacityExceeded => write!(
+                f,
+                "capacity exceeded: a pool holds at most {} worker slots (live workers plus removed ones still draining)",
+                crate::MAX_WORKERS
+            ),
+            Error::InvalidChoice { selector } => write!(
+                f,
+                "selector `{selector}` chose a worker outside its candidates; this is a bug in that selector"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,68 @@
+//! Lock-free worker selection for high-QPS routers.
+//!
+//! A router calls `workerpick` once per request to choose a worker. The worker
+//! set is an immutable snapshot swapped atomically; each worker's in-flight
+//! load is a packed `u32` counter; a charged pick returns a [`Reservation`]
+//! that gives the load back exactly once. No pick or release takes a lock or
+//! allocates.
+//!
+//! | mode | rule | books load |
+//! |---|---|---|
+//! | [`Random`] | one uniform draw over the candidates | on `reserve` |
+//! | [`RoundRobin`] | a shared cache-padded cursor, `fetch_add(1)` per pick | on `reserve` |
+//! | [`PowerOfTwo`] | two distinct draws, the less loaded wins; CAS-validated booking | yes |
+//! | [`LeastLoaded`] | SIMD min over all candidates, uniform tie-break; CAS-validated booking | yes |
+//!
+//! ```
+//! use workerpick::{LeastLoaded, Pool, PowerOfTwo, Request};
+//!
+//! let pool = Pool::from_workers(["gpu-0", "gpu-1", "gpu-2"]).unwrap();
+//! let mut router = pool.handle(); // one per router thread: caches the snapshot
+//!
+//! // Book a request on the least-loaded worker; the load is given back on drop.
+//! let r = router.reserve(&LeastLoaded::new()).unwrap();
+//! assert_eq!(pool.in_flight(r.worker()), Some(1));
+//!
+//! // Token-aware load: charge 512 on the less loaded of two random workers.
+//! let big = router.reserve_with(&PowerOfTwo::new(), &Request::new().weight(512)).unwrap();
+//! assert_eq!(big.weight(), 512);
+//! drop((r, big));
+//! assert!(pool.loads().iter().all(|&(_, load)| load == 0));
+//! ```
+//!
+//! See [`docs`] for the design, its invariants and their proofs.
+
+#![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+mod cache_hits;
+mod device;
+pub mod docs;
+mod eligibility;
+mod error;
+mod handle;
+mod pick;
+mod pool;
+mod request;
+mod reservation;
+mod rng;
+pub mod scan;
+mod selector;
+mod selectors;
+mod slots;
+mod snapshot;
+mod sync;
+mod writer;
+
+pub use cache_hits::CacheHits;
+pub use device::{DeviceKind, WorkerInfo};
+pub use eligibility::Eligibility;
+pub use error::Error;
+pub use handle::Handle;
+pub use pool::{Pool, PoolStats};
+pub use request::Request;
+pub use reservation::Reservation;
+pub use rng::Rng;
+pub use selector::{Choice, Context, Intent, Selector, Slot};
+pub use selectors::{LeastLoaded, PowerOfTwo, Random, RoundRobin};
+pub use slots::MAX_WORKERS;

@@ -1,0 +1,119 @@
+//! The one pick path every entry point shares: build the context, ask the
+//! selector, check its answer, and book the load with a validated
+//! compare-and-swap.
+
+use crate::selector::{Choice, Context, Intent};
+use crate::snapshot::Snapshot;
+use crate::sync::atomic::Ordering;
+use crate::{Error, Pool, Request, Reservation, Rng, Selector};
+
+/// How many times a reservation asks the selector again after losing a
+/// compare-and-swap. When the bound is hit it books the last choice with a
+/// plain increment (counted in `PoolStats::fallbacks`). Losing 32 races in a
+/// row needs 32 other bookings to land on the same worker between one scan
+/// and its swap; under ordinary contention it does not happen.
+pub(crate) const MAX_ATTEMPTS: u32 = 32;
+
+#[inline(always)]
+fn context<'a, W, S: Selector + ?Sized>(
+    pool: &'a Pool<W>,
+    snap: &'a Snapshot<W>,
+    rng: &'a mut Rng,
+    request: &'a Request<'a>,
+    intent: Intent,
+) -> Result<Context<'a>, Error> {
+    Context::new(
+        &snap.view,
+        &pool.slots.counters,
+        pool.id,
+        rng,
+        intent,
+        request,
+        pool.backend,
+    )
+}
+
+#[inline(always)]
+fn ask<S: Selector + ?Sized>(selector: &S, cx: &mut Context<'_>) -> Result<Choice, Error> {
+    if cx.is_empty() {
+        return Err(cx.empty_error());
+    }
+    match selector.choose(cx) {
+        Some(choice) if cx.is_candidate(choice.slot) => Ok(choice),
+        Some(_) => Err(Error::InvalidChoice {
+            selector: selector.name().to_owned(),
+        }),
+        None => Err(cx.empty_error()),
+    }
+}
+
+/// A pick that books nothing (select or preview): the chosen slot.
+#[inline(always)]
+pub(crate) fn choose<W, S: Selector + ?Sized>(
+    pool: &Pool<W>,
+    snap: &Snapshot<W>,
+    rng: &mut Rng,
+    request: &Request<'_>,
+    selector: &S,
+    intent: Intent,
+) -> Result<u32, Error> {
+    let mut cx = context::<W, S>(pool, snap, rng, request, intent)?;
+    Ok(ask(selector, &mut cx)?.slot.0)
+}
+
+/// A pick that books `request.weight` on the chosen worker.
+#[inline(always)]
+pub(crate) fn reserve<'p, W, S: Selector + ?Sized>(
+    pool: &'p Pool<W>,
+    snap: &Snapshot<W>,
+    rng: &mut Rng,
+    request: &Request<'_>,
+    selector: &S,
+) -> Result<Reservation<'p, W>, Error> {
+    let mut cx = context::<W, S>(pool, snap, rng, request, Intent::Reserve)?;
+    let weight = request.weight;
+    let mut last = 0;
+    for _ in 0..MAX_ATTEMPTS {
+        let choice = ask(selector, &mut cx)?;
+        let slot = choice.slot.0;
+        if !choice.charge || weight == 0 {
+            return Ok(Reservation::pinned(pool, slot));
+        }
+        let counter = pool.slots.counters.get(slot);
+        // Relaxed bookings: the count itself is the only datum. Slot reuse is
+        // ordered by the snapshot we hold (see `writer::reclaim`).
+        match choice.seen {
+            None => {
+                counter.fetch_add(weight, Ordering::Relaxed);
+                return Ok(Reservation::charged(pool, slot, weight));
+            }
+            Some(seen) => {
+                let booked = seen.wrapping_add(weight);
+                if counter
+                    .compare_exchange(seen, booked, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    return Ok(Reservation::charged(pool, slot, weight));
+                }
+            }
+        }
+        last = slot;
+    }
+    pool.note_fallback();
+    pool.slots
+        .counters
+        .get(last)
+        .fetch_add(weight, Ordering::Relaxed);
+    Ok(Reservation::charged(pool, last, weight))
+}
+
+/// Books `weight` on a worker named by the caller.
+pub(crate) fn reserve_worker<'p, W: Eq + core::hash::Hash>(
+    pool: &'p Pool<W>,
+    snap: &Snapshot<W>,
+    worker: &W,
+    weight: u32,
+) -> Result<Reservation<'p, W>, Error> {
+    let &slot = snap.index.get(worker).ok_or(Error::UnknownWorker)?;
+    Ok(Reservation::book(pool, slot, weight))
+}

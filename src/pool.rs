@@ -1,0 +1,317 @@
+use crate::device::WorkerInfo;
+use crate::pick;
+use crate::scan::Backend;
+use crate::selector::Intent;
+use crate::slots::Slots;
+use crate::snapshot::Snapshot;
+use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::{Guard, Mutex, Published, lock};
+use crate::writer::Writer;
+use crate::{Eligibility, Error, Handle, Request, Reservation, Rng, Selector};
+use core::fmt;
+use core::hash::Hash;
+
+/// A set of workers with per-worker in-flight counts, shared by every router
+/// thread.
+///
+/// Picks and releases take no lock and never allocate. Membership changes
+/// (`insert`, `remove`, `replace`, `set_info`) are serialised among
+/// themselves and publish a new immutable snapshot; a pick that starts after
+/// one returns sees it. In-flight counts belong to a worker, not to a
+/// snapshot: they survive changes to the set, a removed worker keeps its load
+/// until its last reservation drops, and re-adding it shows that load.
+///
+/// The `select`/`reserve`/`preview` methods here load the snapshot on every
+/// call; a router thread should keep a [`Handle`], which caches it.
+///
+/// ```
+/// use workerpick::{LeastLoaded, Pool};
+/// let pool = Pool::from_workers(["gpu-0", "gpu-1"]).unwrap();
+/// let r = pool.reserve(&LeastLoaded::new()).unwrap();
+/// pool.remove(r.worker()).unwrap();          // removed while in flight
+/// assert!(!pool.contains(r.worker()));
+/// assert_eq!(pool.in_flight(r.worker()), Some(1)); // still draining
+/// let w = *r.worker();
+/// drop(r);
+/// assert_eq!(pool.in_flight(&w), None);      // gone for good
+/// ```
+pub struct Pool<W> {
+    pub(crate) id: u64,
+    pub(crate) slots: Slots<W>,
+    current: Published<Snapshot<W>>,
+    writer: Mutex<Writer<W>>,
+    pub(crate) backend: Backend,
+    fallbacks: AtomicU64,
+}
+
+/// Counters describing a pool's storage, from [`Pool::stats`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PoolStats {
+    /// Workers in the set.
+    pub workers: usize,
+    /// Removed workers whose slot is not reusable yet (load still in flight,
+    /// or an old snapshot still names them).
+    pub draining: usize,
+    /// Slots ready for reuse.
+    pub free_slots: usize,
+    /// Slots allocated so far (the range the least-loaded scan covers).
+    pub capacity: usize,
+    /// Reservations that lost the compare-and-swap race too many times in a
+    /// row and were booked with a plain increment.
+    pub fallbacks: u64,
+}
+
+fn next_pool_id() -> u64 {
+    // A process-wide counter (never loom's: it only names pools).
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
+    /// An empty pool.
+    pub fn new() -> Self {
+        let mut writer = Writer::new();
+        let first = writer.initial();
+        Self {
+            id: next_pool_id(),
+            slots: Slots::new(),
+            current: Published::new(first),
+            writer: Mutex::new(writer),
+            backend: Backend::detect(),
+            fallbacks: AtomicU64::new(0),
+        }
+    }
+
+    /// A pool holding `workers`, in order; a repeated worker is an error.
+    pub fn from_workers(workers: impl IntoIterator<Item = W>) -> Result<Self, Error> {
+        let pool = Self::new();
+        pool.replace(workers)?;
+        Ok(pool)
+    }
+
+    /// Uses `backend` for the least-loaded scan instead of the detected best
+    /// (one the CPU lacks runs the scalar code).
+    pub fn with_scan_backend(mut self, backend: Backend) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// The scan backend in use.
+    pub fn scan_backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// A cached handle for one router thread or task, with its own random source.
+    pub fn handle(&self) -> Handle<'_, W> {
+        Handle::new(self, Rng::new())
+    }
+
+    /// A cached handle drawing from `rng` (seed it for reproducible picks).
+    pub fn handle_with_rng(&self, rng: Rng) -> Handle<'_, W> {
+        Handle::new(self, rng)
+    }
+
+    /// Adds `worker` (an accelerator in group 0).
+    pub fn insert(&self, worker: W) -> Result<(), Error> {
+        self.insert_with(worker, WorkerInfo::default())
+    }
+
+    /// Adds `worker` with attributes `info`. A worker removed while its
+    /// reservations are alive comes back with that load.
+    pub fn insert_with(&self, worker: W, info: WorkerInfo) -> Result<(), Error> {
+        lock(&self.writer).insert(worker, info, &self.slots, &self.current)
+    }
+
+    /// Removes `worker`. Picks that start after this returns never choose it;
+    /// its reservations stay valid and its slot is reused after the last one.
+    pub fn remove(&self, worker: &W) -> Result<(), Error> {
+        lock(&self.writer).remove(worker, &self.slots, &self.current)
+    }
+
+    /// Replaces the whole set with `workers`, in order. Workers that stay
+    /// keep their load and attributes; a repeated worker is an error and
+    /// changes nothing.
+    pub fn replace(&self, workers: impl IntoIterator<Item = W>) -> Result<(), Error> {
+        let workers: Vec<W> = workers.into_iter().collect();
+        lock(&self.writer).replace(workers, &self.slots, &self.current)
+    }
+
+    /// Changes `worker`'s attributes (its device kind, its group).
+    pub fn set_info(&self, worker: &W, info: WorkerInfo) -> Result<(), Error> {
+        lock(&self.writer).set_info(worker, info, &self.current)
+    }
+
+    /// Reuses the slots of removed workers that have drained; returns how many.
+    /// Writers do this on their own; call it to reclaim storage sooner.
+    pub fn reclaim(&self) -> usize {
+        lock(&self.writer).reclaim(&self.slots)
+    }
+
+    /// Number of workers in the set.
+    pub fn len(&self) -> usize {
+        self.snapshot().view.members.len()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether `worker` is in the set.
+    pub fn contains(&self, worker: &W) -> bool {
+        self.snapshot().index.contains_key(worker)
+    }
+
+    /// The in-flight load of `worker`: for a member, and for a removed worker
+    /// whose reservations are still alive; `None` otherwise.
+    pub fn in_flight(&self, worker: &W) -> Option<u32> {
+        let snap = self.snapshot();
+        match snap.index.get(worker) {
+            Some(&slot) => Some(self.slots.counters.get(slot).load(Ordering::Relaxed)),
+            None => lock(&self.writer).draining_load(worker, &self.slots),
+        }
+    }
+
+    /// The attributes of `worker`, if it is in the set.
+    pub fn info(&self, worker: &W) -> Option<WorkerInfo> {
+        let snap = self.snapshot();
+        snap.index
+            .get(worker)
+            .map(|&slot| snap.view.info[slot as usize])
+    }
+
+    /// Every worker in the set with its in-flight load, in set order.
+    pub fn loads(&self) -> Vec<(W, u32)> {
+        let snap = self.snapshot();
+        snap.view
+            .members
+            .iter()
+            .map(|&slot| {
+                (
+                    self.key_in(&snap, slot).clone(),
+                    self.slots.counters.get(slot).load(Ordering::Relaxed),
+                )
+            })
+            .collect()
+    }
+
+    /// Storage counters.
+    pub fn stats(&self) -> PoolStats {
+        let (draining, free_slots, capacity) = lock(&self.writer).stats();
+        PoolStats {
+            workers: self.len(),
+            draining,
+            free_slots,
+            capacity,
+            fallbacks: self.fallbacks.load(Ordering::Relaxed),
+        }
+    }
+
+    /// A mask admitting the current workers for which `admit` is true.
+    pub fn eligibility(&self, admit: impl FnMut(&W) -> bool) -> Eligibility {
+        Eligibility::build(self, &self.snapshot(), admit)
+    }
+
+    /// Picks a worker without booking load.
+    pub fn select<S: Selector + ?Sized>(&self, selector: &S) -> Result<W, Error> {
+        self.select_with(selector, &crate::request::DEFAULT_REQUEST)
+    }
+
+    /// Picks a worker for `request` without booking load.
+    pub fn select_with<S: Selector + ?Sized>(
+        &self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<W, Error> {
+        self.pick_key(selector, request, Intent::Select)
+    }
+
+    /// Says which worker a pick would choose now, changing nothing: no cursor
+    /// advances, nothing is booked. Random draws are fresh ones.
+    pub fn preview<S: Selector + ?Sized>(&self, selector: &S) -> Result<W, Error> {
+        self.preview_with(selector, &crate::request::DEFAULT_REQUEST)
+    }
+
+    /// [`preview`](Self::preview) for `request`.
+    pub fn preview_with<S: Selector + ?Sized>(
+        &self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<W, Error> {
+        self.pick_key(selector, request, Intent::Preview)
+    }
+
+    /// Picks a worker and books one unit of load on it.
+    pub fn reserve<S: Selector + ?Sized>(&self, selector: &S) -> Result<Reservation<'_, W>, Error> {
+        self.reserve_with(selector, &crate::request::DEFAULT_REQUEST)
+    }
+
+    /// Picks a worker for `request` and books `request`'s weight on it.
+    pub fn reserve_with<S: Selector + ?Sized>(
+        &self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<Reservation<'_, W>, Error> {
+        pick::reserve(self, &self.snapshot(), &mut Rng::new(), request, selector)
+    }
+
+    /// Books `weight` on `worker` itself (a pinned target).
+    pub fn reserve_worker(&self, worker: &W, weight: u32) -> Result<Reservation<'_, W>, Error> {
+        pick::reserve_worker(self, &self.snapshot(), worker, weight)
+    }
+
+    fn pick_key<S: Selector + ?Sized>(
+        &self,
+        selector: &S,
+        request: &Request<'_>,
+        intent: Intent,
+    ) -> Result<W, Error> {
+        let snap = self.snapshot();
+        let slot = pick::choose(self, &snap, &mut Rng::new(), request, selector, intent)?;
+        Ok(self.key_in(&snap, slot).clone())
+    }
+}
+
+impl<W> Pool<W> {
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    #[inline(always)]
+    pub(crate) fn snapshot(&self) -> Guard<Snapshot<W>> {
+        self.current.load()
+    }
+
+    pub(crate) fn published(&self) -> &Published<Snapshot<W>> {
+        &self.current
+    }
+
+    /// The key of `slot`, a member of `snap`.
+    #[inline(always)]
+    pub(crate) fn key_in<'s>(&'s self, snap: &'s Snapshot<W>, slot: u32) -> &'s W {
+        debug_assert!(snap.view.is_member(slot));
+        // SAFETY: `slot` is a member of `snap`, which the caller keeps alive for
+        // as long as the returned borrow, so the slot cannot be reassigned.
+        unsafe { self.slots.keys.get(slot) }
+    }
+
+    pub(crate) fn note_fallback(&self) {
+        self.fallbacks.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl<W: Clone + Eq + Hash + Send + Sync> Default for Pool<W> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<W: Clone + Eq + Hash + Send + Sync + fmt::Debug> fmt::Debug for Pool<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pool")
+            .field("workers", &self.loads())
+            .field("scan", &self.backend)
+            .finish()
+    }
+}

@@ -1,0 +1,82 @@
+use crate::Eligibility;
+
+/// Per-request inputs to a pick: which workers are eligible, how much load the
+/// request charges, and an optional request key for sticky selectors.
+///
+/// Built on the stack and passed by reference; nothing here allocates.
+///
+/// ```
+/// use workerpick::{LeastLoaded, Pool, Request};
+/// let pool = Pool::from_workers(0u32..4).unwrap();
+/// let mask = pool.eligibility(|w| *w >= 2);
+/// let req = Request::new().eligible(&mask).weight(3);
+/// let r = pool.reserve_with(&LeastLoaded::new(), &req).unwrap();
+/// assert!(*r.worker() >= 2);
+/// assert_eq!(pool.in_flight(r.worker()), Some(3));
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'a> {
+    pub(crate) mask: Option<&'a Eligibility>,
+    pub(crate) weight: u32,
+    pub(crate) key: Option<u64>,
+    pub(crate) cache: Option<&'a crate::CacheHits>,
+}
+
+impl<'a> Request<'a> {
+    /// All workers eligible, weight 1, no key.
+    pub const fn new() -> Self {
+        Self {
+            mask: None,
+            weight: 1,
+            key: None,
+            cache: None,
+        }
+    }
+
+    /// Restricts the candidates to the workers `mask` admits.
+    pub const fn eligible(mut self, mask: &'a Eligibility) -> Self {
+        self.mask = Some(mask);
+        self
+    }
+
+    /// The load a reservation charges (token-aware load); `0` charges nothing.
+    pub const fn weight(mut self, weight: u32) -> Self {
+        self.weight = weight;
+        self
+    }
+
+    /// A request key (a session id hash, a prefix hash) for selectors that use one.
+    pub const fn key(mut self, key: u64) -> Self {
+        self.key = Some(key);
+        self
+    }
+
+    /// Per-worker cache hits for the device-aware mode.
+    pub const fn cache_hits(mut self, hits: &'a crate::CacheHits) -> Self {
+        self.cache = Some(hits);
+        self
+    }
+
+    /// The weight a reservation for this request charges.
+    pub const fn charge(&self) -> u32 {
+        self.weight
+    }
+
+    /// The request key, if any.
+    pub const fn request_key(&self) -> Option<u64> {
+        self.key
+    }
+
+    /// The cache hits, if any.
+    pub const fn hits(&self) -> Option<&'a crate::CacheHits> {
+        self.cache
+    }
+}
+
+impl Default for Request<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+pub(crate) static DEFAULT_REQUEST: Request<'static> = Request::new();

@@ -1,0 +1,140 @@
+use crate::sync::atomic::Ordering;
+use crate::{Error, Pool};
+use core::fmt;
+use core::hash::Hash;
+
+/// One booking of load on one worker, released exactly once when dropped
+/// (normally or by unwinding) or by [`release`](Self::release).
+///
+/// It borrows the pool, whose counter storage outlives it by construction, so
+/// neither booking nor releasing touches a shared reference count.
+///
+/// ```
+/// use workerpick::{LeastLoaded, Pool};
+/// let pool = Pool::from_workers(["a", "b"]).unwrap();
+/// let r = pool.reserve(&LeastLoaded::new()).unwrap();
+/// assert_eq!(pool.in_flight(r.worker()), Some(1));
+/// let w = *r.worker();
+/// r.release();
+/// assert_eq!(pool.in_flight(&w), Some(0));
+/// ```
+#[must_use = "dropping a Reservation releases its load at once; hold it while the request is in flight"]
+pub struct Reservation<'p, W> {
+    pool: &'p Pool<W>,
+    slot: u32,
+    /// The load booked; `0` means an uncharged reservation, which holds a pin
+    /// instead so that its worker's slot is not reused while it lives.
+    weight: u32,
+}
+
+impl<'p, W> Reservation<'p, W> {
+    /// A reservation whose load `weight > 0` the caller has just booked.
+    pub(crate) fn charged(pool: &'p Pool<W>, slot: u32, weight: u32) -> Self {
+        Self { pool, slot, weight }
+    }
+
+    /// An uncharged reservation: takes a pin on `slot`.
+    pub(crate) fn pinned(pool: &'p Pool<W>, slot: u32) -> Self {
+        // Relaxed: taken while the caller holds a snapshot naming `slot`, which
+        // orders it before any reuse check (see `writer::reclaim`).
+        pool.slots.keys.pins(slot).fetch_add(1, Ordering::Relaxed);
+        Self {
+            pool,
+            slot,
+            weight: 0,
+        }
+    }
+
+    /// Books `weight` (or a pin, for `0`) on `slot`.
+    pub(crate) fn book(pool: &'p Pool<W>, slot: u32, weight: u32) -> Self {
+        if weight == 0 {
+            return Self::pinned(pool, slot);
+        }
+        pool.slots
+            .counters
+            .get(slot)
+            .fetch_add(weight, Ordering::Relaxed);
+        Self::charged(pool, slot, weight)
+    }
+
+    /// The worker this reservation is booked on.
+    pub fn worker(&self) -> &W {
+        // SAFETY: this reservation keeps the slot's counter (or pin) above zero,
+        // so the writer cannot reassign the slot while `self` is borrowed.
+        unsafe { self.pool.slots.keys.get(self.slot) }
+    }
+
+    /// The load this reservation booked and will give back.
+    pub fn weight(&self) -> u32 {
+        self.weight
+    }
+
+    /// Releases now (the same as dropping it).
+    pub fn release(self) {
+        drop(self);
+    }
+
+    fn unbook(&self) {
+        // Release pairs with the Acquire loads in `writer::reclaim`: our reads
+        // of the key happen-before the slot is handed to another worker.
+        if self.weight == 0 {
+            self.pool
+                .slots
+                .keys
+                .pins(self.slot)
+                .fetch_sub(1, Ordering::Release);
+        } else {
+            let before = self
+                .pool
+                .slots
+                .counters
+                .get(self.slot)
+                .fetch_sub(self.weight, Ordering::Release);
+            debug_assert!(
+                before >= self.weight,
+                "workerpick: in-flight count underflow"
+            );
+        }
+    }
+}
+
+impl<'p, W: Clone + Eq + Hash + Send + Sync> Reservation<'p, W> {
+    /// Moves this booking to `worker`: one booking there, one fewer here.
+    ///
+    /// ```
+    /// use workerpick::{Pool, RoundRobin};
+    /// let pool = Pool::from_workers([1, 2]).unwrap();
+    /// let mut r = pool.reserve(&RoundRobin::new()).unwrap();
+    /// assert_eq!(*r.worker(), 1);
+    /// r.retarget(&2).unwrap();
+    /// assert_eq!((pool.in_flight(&1), pool.in_flight(&2)), (Some(0), Some(1)));
+    /// assert!(r.retarget(&3).is_err());
+    /// ```
+    pub fn retarget(&mut self, worker: &W) -> Result<(), Error> {
+        let snap = self.pool.snapshot();
+        let &slot = snap.index.get(worker).ok_or(Error::UnknownWorker)?;
+        if slot != self.slot {
+            // Book the new one before giving back the old: the load never
+            // dips, and each side changes exactly once.
+            let moved = Reservation::book(self.pool, slot, self.weight);
+            let old = core::mem::replace(self, moved);
+            drop(old);
+        }
+        Ok(())
+    }
+}
+
+impl<W> Drop for Reservation<'_, W> {
+    fn drop(&mut self) {
+        self.unbook();
+    }
+}
+
+impl<W: fmt::Debug> fmt::Debug for Reservation<'_, W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reservation")
+            .field("worker", self.worker())
+            .field("weight", &self.weight)
+            .finish()
+    }
+}

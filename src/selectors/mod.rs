@@ -1,0 +1,11 @@
+//! The built-in modes.
+
+mod least_loaded;
+mod power_of_two;
+mod random;
+mod round_robin;
+
+pub use least_loaded::LeastLoaded;
+pub use power_of_two::PowerOfTwo;
+pub use random::Random;
+pub use round_robin::RoundRobin;

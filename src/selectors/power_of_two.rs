@@ -1,0 +1,54 @@
+use crate::{Choice, Context, Selector};
+
+/// Power of two choices: two distinct uniform candidates, the less loaded wins
+/// (the first on a tie). Reservations book it with a compare-and-swap that
+/// checks the load it compared.
+///
+/// Draws: `a` over n, then `b = (a + 1 + draw over n - 1) mod n`, so `a != b`;
+/// n = 1 uses one draw.
+///
+/// ```
+/// use workerpick::{Pool, PowerOfTwo};
+/// let pool = Pool::from_workers([1, 2]).unwrap();
+/// let busy = pool.reserve_worker(&1, 5).unwrap();
+/// // With two workers both are always drawn: the idle one wins.
+/// assert_eq!(*pool.reserve(&PowerOfTwo::new()).unwrap().worker(), 2);
+/// drop(busy);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PowerOfTwo;
+
+impl PowerOfTwo {
+    /// The power-of-two-choices mode.
+    pub const fn new() -> Self {
+        PowerOfTwo
+    }
+}
+
+impl Selector for PowerOfTwo {
+    fn name(&self) -> &str {
+        "power-of-two"
+    }
+
+    #[inline(always)]
+    fn choose(&self, cx: &mut Context<'_>) -> Option<Choice> {
+        let n = cx.len() as u32;
+        if n == 0 {
+            return None;
+        }
+        let a = cx.rng().below(n);
+        let slot_a = cx.candidate(a as usize)?;
+        let load_a = cx.load(slot_a);
+        if n == 1 {
+            return Some(Choice::validated(slot_a, load_a));
+        }
+        let b = (a + 1 + cx.rng().below(n - 1)) % n;
+        let slot_b = cx.candidate(b as usize)?;
+        let load_b = cx.load(slot_b);
+        Some(if load_a <= load_b {
+            Choice::validated(slot_a, load_a)
+        } else {
+            Choice::validated(slot_b, load_b)
+        })
+    }
+}

@@ -1,0 +1,122 @@
+//! The immutable worker set that pickers load: who is in it, in which order,
+//! and which counter slots the SIMD scan must skip.
+
+use crate::device::WorkerInfo;
+use crate::sync::Arc;
+use crate::sync::atomic::{AtomicU32, Ordering};
+use std::collections::HashMap;
+use std::hash::Hash;
+
+/// Lanes the exclusion array is padded to, so every SIMD block is whole.
+#[cfg(not(loom))]
+pub(crate) const LANE_PAD: usize = 16;
+#[cfg(loom)]
+pub(crate) const LANE_PAD: usize = 4;
+
+/// Scan length for `slots` allocated slots.
+pub(crate) fn padded(slots: usize) -> usize {
+    slots.div_ceil(LANE_PAD) * LANE_PAD
+}
+
+/// Marks a published snapshot alive until its last reference drops.
+///
+/// The writer keeps a clone per published snapshot; a removed worker's slot is
+/// reused only once every snapshot that still named it is gone (DESIGN §2,
+/// first hazard: a stale pick never charges the slot's next owner).
+pub(crate) struct Liveness {
+    pub(crate) epoch: u64,
+    alive: AtomicU32,
+}
+
+impl Liveness {
+    pub(crate) fn is_alive(&self) -> bool {
+        // Acquire pairs with the Release store in `Drop for SetView`: whatever
+        // a picker did through that snapshot (a CAS on a counter) happens-before
+        // the writer's reuse of the slot.
+        self.alive.load(Ordering::Acquire) != 0
+    }
+}
+
+/// The part of a snapshot that selectors see (independent of the key type).
+pub(crate) struct SetView {
+    pub(crate) epoch: u64,
+    /// Member slots in set order.
+    pub(crate) members: Box<[u32]>,
+    /// Per slot, padded: `0` for a member, `u32::MAX` otherwise.
+    pub(crate) excluded: Box<[u32]>,
+    /// Per slot: the identity generation of the worker in it.
+    pub(crate) gens: Box<[u32]>,
+    /// Per slot: the worker's attributes.
+    pub(crate) info: Box<[WorkerInfo]>,
+    liveness: Arc<Liveness>,
+}
+
+impl Drop for SetView {
+    fn drop(&mut self) {
+        // Release pairs with the Acquire load in `Liveness::is_alive`.
+        self.liveness.alive.store(0, Ordering::Release);
+    }
+}
+
+impl SetView {
+    #[inline(always)]
+    pub(crate) fn is_member(&self, slot: u32) -> bool {
+        self.excluded.get(slot as usize) == Some(&0)
+    }
+
+    /// Length of the scanned slot range.
+    #[inline(always)]
+    pub(crate) fn scan_len(&self) -> usize {
+        self.excluded.len()
+    }
+}
+
+/// One published worker set.
+pub(crate) struct Snapshot<W> {
+    pub(crate) view: SetView,
+    pub(crate) index: HashMap<W, u32>,
+}
+
+/// One member as the writer describes it when building a snapshot.
+#[derive(Clone, Copy)]
+pub(crate) struct Member {
+    pub(crate) slot: u32,
+    pub(crate) generation: u32,
+    pub(crate) info: WorkerInfo,
+}
+
+impl<W: Clone + Eq + Hash> Snapshot<W> {
+    /// Builds a snapshot over `members` (in set order) for storage of
+    /// `capacity` slots. Returns it with the writer's liveness handle.
+    pub(crate) fn build(
+        epoch: u64,
+        capacity: usize,
+        members: &[(W, Member)],
+    ) -> (Self, Arc<Liveness>) {
+        let len = padded(capacity);
+        let mut excluded = vec![u32::MAX; len].into_boxed_slice();
+        let mut gens = vec![0; len].into_boxed_slice();
+        let mut info = vec![WorkerInfo::default(); len].into_boxed_slice();
+        let mut index = HashMap::with_capacity(members.len());
+        for (key, m) in members {
+            let s = m.slot as usize;
+            excluded[s] = 0;
+            gens[s] = m.generation;
+            info[s] = m.info;
+            index.insert(key.clone(), m.slot);
+        }
+        let liveness = Arc::new(Liveness {
+            epoch,
+            alive: AtomicU32::new(1),
+        });
+        let view = SetView {
+            epoch,
+            members: members.iter().map(|(_, m)| m.slot).collect(),
+            excluded,
+            gens,
+            info,
+            liveness: liveness.clone(),
+        };
+        (Self { view, index }, liveness)
+    }
+}
