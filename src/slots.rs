@@ -26,6 +26,7 @@ pub(crate) const CHUNK: usize = 4;
 /// whose reservations are still alive.
 #[cfg(not(loom))]
 pub const MAX_WORKERS: usize = 1 << 20;
+/// The most worker slots one pool holds (4 chunks under loom).
 #[cfg(loom)]
 pub const MAX_WORKERS: usize = 4 * CHUNK;
 
