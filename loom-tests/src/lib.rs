@@ -75,6 +75,7 @@ where
     replay.log = true;
     let trace = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
         .with_test_writer()
         .without_time()
         .finish();
@@ -88,6 +89,7 @@ fn checkpoint(name: &str) -> PathBuf {
 }
 
 /// Asserts that none of `workers` has load in flight (a member at 0, or gone).
+#[track_caller]
 pub fn assert_idle(pool: &Pool<u32>, workers: impl IntoIterator<Item = u32>) {
     for w in workers {
         let load = pool.in_flight(&w);
@@ -101,6 +103,7 @@ pub fn assert_idle(pool: &Pool<u32>, workers: impl IntoIterator<Item = u32>) {
 /// Reclaims what can be reclaimed, then checks that the storage adds up:
 /// every allocated slot is a member, a draining worker or free, and nothing
 /// is left draining once all reservations are gone.
+#[track_caller]
 pub fn assert_storage_settled(pool: &Pool<u32>) {
     pool.reclaim();
     let s = pool.stats();
