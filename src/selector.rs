@@ -191,6 +191,15 @@ impl<'a> Context<'a> {
         request: &'a Request<'a>,
         backend: Backend,
     ) -> Result<Self, Error> {
+        if let Some(hits) = request.cache {
+            // A never-built input (pool 0) carries no hits and fits any pool.
+            if hits.pool != 0 && hits.pool != pool_id {
+                return Err(Error::InvalidConfig {
+                    what: "cache hits",
+                    why: "they were built for another pool; build them from this pool".into(),
+                });
+            }
+        }
         let candidates = match request.mask {
             None => Candidates::Fresh {
                 slots: &set.members,
@@ -295,6 +304,15 @@ impl<'a> Context<'a> {
             .get(slot.0 as usize)
             .copied()
             .unwrap_or_default()
+    }
+
+    /// The request's cache hit on `slot`: how many of its cache keys the
+    /// worker holds and how many the request needs (see
+    /// [`CacheHits`](crate::CacheHits)); `None` when the request carries none.
+    #[inline(always)]
+    pub fn cache_hit(&self, slot: Slot) -> Option<(u32, u32)> {
+        let hits = self.request.cache?;
+        Some((hits.held_in(self.set, slot.0), hits.needed))
     }
 
     /// The random source for this pick.
