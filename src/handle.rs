@@ -88,10 +88,7 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
 
     /// Picks a worker and books one unit of load on it.
     #[inline]
-    pub fn reserve<S: Selector + ?Sized>(
-        &mut self,
-        selector: &S,
-    ) -> Result<Reservation<'p, W>, Error> {
+    pub fn reserve<S: Selector + ?Sized>(&mut self, selector: &S) -> Result<Reservation<'p, W>, Error> {
         self.reserve_with(selector, &crate::request::DEFAULT_REQUEST)
     }
 

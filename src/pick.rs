@@ -15,7 +15,7 @@ use crate::{Error, Pool, Request, Reservation, Rng, Selector};
 pub(crate) const MAX_ATTEMPTS: u32 = 32;
 
 #[inline(always)]
-fn context<'a, W, S: Selector + ?Sized>(
+fn context<'a, W>(
     pool: &'a Pool<W>,
     snap: &'a Snapshot<W>,
     rng: &'a mut Rng,
@@ -57,7 +57,7 @@ pub(crate) fn choose<W, S: Selector + ?Sized>(
     selector: &S,
     intent: Intent,
 ) -> Result<u32, Error> {
-    let mut cx = context::<W, S>(pool, snap, rng, request, intent)?;
+    let mut cx = context(pool, snap, rng, request, intent)?;
     Ok(ask(selector, &mut cx)?.slot.0)
 }
 
@@ -70,7 +70,7 @@ pub(crate) fn reserve<'p, W, S: Selector + ?Sized>(
     request: &Request<'_>,
     selector: &S,
 ) -> Result<Reservation<'p, W>, Error> {
-    let mut cx = context::<W, S>(pool, snap, rng, request, Intent::Reserve)?;
+    let mut cx = context(pool, snap, rng, request, Intent::Reserve)?;
     let weight = request.weight;
     let mut last = 0;
     for _ in 0..MAX_ATTEMPTS {
@@ -100,10 +100,7 @@ pub(crate) fn reserve<'p, W, S: Selector + ?Sized>(
         last = slot;
     }
     pool.note_fallback();
-    pool.slots
-        .counters
-        .get(last)
-        .fetch_add(weight, Ordering::Relaxed);
+    pool.slots.counters.get(last).fetch_add(weight, Ordering::Relaxed);
     Ok(Reservation::charged(pool, last, weight))
 }
 

@@ -176,9 +176,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// The attributes of `worker`, if it is in the set.
     pub fn info(&self, worker: &W) -> Option<WorkerInfo> {
         let snap = self.snapshot();
-        snap.index
-            .get(worker)
-            .map(|&slot| snap.view.info[slot as usize])
+        snap.index.get(worker).map(|&slot| snap.view.info[slot as usize])
     }
 
     /// Every worker in the set with its in-flight load, in set order.
@@ -219,11 +217,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     }
 
     /// Picks a worker for `request` without booking load.
-    pub fn select_with<S: Selector + ?Sized>(
-        &self,
-        selector: &S,
-        request: &Request<'_>,
-    ) -> Result<W, Error> {
+    pub fn select_with<S: Selector + ?Sized>(&self, selector: &S, request: &Request<'_>) -> Result<W, Error> {
         self.pick_key(selector, request, Intent::Select)
     }
 

@@ -199,8 +199,7 @@ impl<'a> Context<'a> {
             Some(mask) if mask.pool != pool_id => {
                 return Err(Error::InvalidConfig {
                     what: "eligibility mask",
-                    why: "it was built for another pool; build it with this pool's `eligibility`"
-                        .into(),
+                    why: "it was built for another pool; build it with this pool's `eligibility`".into(),
                 });
             }
             Some(mask) if mask.epoch == set.epoch => Candidates::Fresh {
@@ -268,8 +267,9 @@ impl<'a> Context<'a> {
     pub(crate) fn is_candidate(&self, slot: Slot) -> bool {
         match self.candidates {
             Candidates::Fresh { lanes, .. } => lanes.get(slot.0 as usize) == Some(&0),
-            Candidates::Stale { mask, .. } => (0..mask.slots.len())
-                .any(|j| mask.slots[j] == slot.0 && still_eligible(self.set, mask, j)),
+            Candidates::Stale { mask, .. } => {
+                (0..mask.slots.len()).any(|j| mask.slots[j] == slot.0 && still_eligible(self.set, mask, j))
+            }
         }
     }
 
@@ -290,11 +290,7 @@ impl<'a> Context<'a> {
     /// The attributes of `slot`'s worker.
     #[inline(always)]
     pub fn info(&self, slot: Slot) -> WorkerInfo {
-        self.set
-            .info
-            .get(slot.0 as usize)
-            .copied()
-            .unwrap_or_default()
+        self.set.info.get(slot.0 as usize).copied().unwrap_or_default()
     }
 
     /// The random source for this pick.
@@ -389,13 +385,10 @@ impl<'a> Context<'a> {
         &'s self,
         lanes: &'s [u32],
     ) -> impl Iterator<Item = (usize, &'s [crate::sync::atomic::AtomicU32], &'s [u32])> {
-        lanes
-            .chunks(CHUNK)
-            .enumerate()
-            .filter_map(move |(i, lanes)| {
-                let counters = &self.counters.chunk(i)?.0[..lanes.len()];
-                Some((i * CHUNK, counters, lanes))
-            })
+        lanes.chunks(CHUNK).enumerate().filter_map(move |(i, lanes)| {
+            let counters = &self.counters.chunk(i)?.0[..lanes.len()];
+            Some((i * CHUNK, counters, lanes))
+        })
     }
 
     #[inline]

@@ -52,16 +52,12 @@ pub(crate) struct Keys<W> {
 }
 
 fn null_table<T>() -> Box<[AtomicPtr<T>]> {
-    (0..MAX_CHUNKS)
-        .map(|_| AtomicPtr::new(ptr::null_mut()))
-        .collect()
+    (0..MAX_CHUNKS).map(|_| AtomicPtr::new(ptr::null_mut())).collect()
 }
 
 impl Counters {
     pub(crate) fn new() -> Self {
-        Self {
-            chunks: null_table(),
-        }
+        Self { chunks: null_table() }
     }
 
     /// The chunk holding slots `i * CHUNK ..`, if allocated.
@@ -119,9 +115,7 @@ impl Drop for Counters {
 
 impl<W> Keys<W> {
     pub(crate) fn new() -> Self {
-        Self {
-            chunks: null_table(),
-        }
+        Self { chunks: null_table() }
     }
 
     #[inline(always)]

@@ -218,12 +218,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         // Liveness first: once every snapshot naming a slot is gone, no new
         // booking can reach it, so a zero read afterwards stays zero.
         self.published.retain(|l| l.is_alive());
-        let oldest = self
-            .published
-            .iter()
-            .map(|l| l.epoch)
-            .min()
-            .unwrap_or(u64::MAX);
+        let oldest = self.published.iter().map(|l| l.epoch).min().unwrap_or(u64::MAX);
         let free = &mut self.free;
         let before = self.retired.len();
         self.retired.retain(|_, r| {
