@@ -66,3 +66,8 @@ pub use rng::Rng;
 pub use selector::{Choice, Context, Intent, Selector, Slot};
 pub use selectors::{LeastLoaded, PowerOfTwo, Random, RoundRobin};
 pub use slots::MAX_WORKERS;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
