@@ -31,10 +31,7 @@ const CHUNK: usize = 2;
 /// sets another.
 ///
 /// [`Pool::with_max_workers`]: crate::Pool::with_max_workers
-#[cfg(not(loom))]
-pub const DEFAULT_MAX_WORKERS: usize = 1 << 16;
-#[cfg(loom)]
-pub const DEFAULT_MAX_WORKERS: usize = 8;
+pub const DEFAULT_MAX_WORKERS: usize = if cfg!(loom) { 8 } else { 1 << 16 };
 
 /// The largest limit a pool accepts.
 pub const MAX_WORKERS_LIMIT: usize = 1 << 26;
