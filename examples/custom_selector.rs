@@ -43,7 +43,7 @@ impl Selector for StickyBounded {
         "sticky-bounded"
     }
 
-    fn choose(&self, cx: &mut Context<'_>) -> Option<Choice> {
+    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
         if let Some(key) = cx.request().request_key() {
             let home = cx.candidate(jump_hash(key, cx.len()))?;
             let load = cx.load(home);
@@ -91,10 +91,7 @@ fn config() -> (String, Params) {
 fn main() -> Result<(), Error> {
     let mut registry = Registry::new();
     registry.register("sticky-bounded", StickyBounded::from_params)?;
-    println!(
-        "selectors: {}",
-        registry.names().collect::<Vec<_>>().join(", ")
-    );
+    println!("selectors: {}", registry.names().collect::<Vec<_>>().join(", "));
 
     // The built-ins cannot be shadowed, and a typo lists what exists.
     if let Err(e) = registry.register("round_robin", StickyBounded::from_params) {
@@ -130,11 +127,7 @@ fn main() -> Result<(), Error> {
         }
         println!("session {session} (home {home}): {}", placed.join(" "));
     }
-    let loads: Vec<String> = pool
-        .loads()
-        .iter()
-        .map(|(w, l)| format!("{w}={l}"))
-        .collect();
+    let loads: Vec<String> = pool.loads().iter().map(|(w, l)| format!("{w}={l}")).collect();
     println!("in flight: {}", loads.join(" "));
     drop(held);
 

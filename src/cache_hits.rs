@@ -1,5 +1,5 @@
-use crate::Pool;
 use crate::snapshot::{SetView, Snapshot};
+use crate::{Error, Pool};
 use std::hash::Hash;
 
 /// Per-request cache-hit inputs for the device-aware mode: how many of the
@@ -29,7 +29,7 @@ use std::hash::Hash;
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct CacheHits {
-    pub(crate) pool: u64,
+    pool: u64,
     epoch: u64,
     pub(crate) needed: u32,
     /// Per slot, padded like the snapshot: keys held (0 for non-members).
@@ -71,7 +71,7 @@ impl CacheHits {
         let snap = pool.snapshot();
         self.reset(pool, &snap, needed);
         for &slot in snap.view.members.iter() {
-            self.held[slot as usize] = held(pool.key_in(&snap, slot));
+            self.held[slot as usize] = held(snap.key(slot));
         }
     }
 
@@ -102,6 +102,18 @@ impl CacheHits {
         self.held.resize(view.scan_len(), 0);
         self.gens.clear();
         self.gens.extend_from_slice(&view.gens);
+    }
+
+    /// Refuses an input built for another pool (a never-built one fits all).
+    #[inline(always)]
+    pub(crate) fn check_pool(&self, pool_id: u64) -> Result<(), Error> {
+        if self.pool == 0 || self.pool == pool_id {
+            return Ok(());
+        }
+        Err(Error::InvalidConfig {
+            what: "cache hits",
+            why: "they were built for another pool; build them from this pool".into(),
+        })
     }
 
     /// Keys held by the worker in `slot` of `set`, a set of the pool this was

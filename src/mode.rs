@@ -143,11 +143,7 @@ impl Mode {
 /// ASCII case, surrounding whitespace, and `_` or spaces in place of `-`.
 pub(crate) fn same_name(given: &str, canonical: &str) -> bool {
     let given = given.trim();
-    given.len() == canonical.len()
-        && given
-            .bytes()
-            .zip(canonical.bytes())
-            .all(|(g, c)| fold(g) == c)
+    given.len() == canonical.len() && given.bytes().zip(canonical.bytes()).all(|(g, c)| fold(g) == c)
 }
 
 /// One byte of a name in canonical form (bytes of non-ASCII characters are

@@ -28,7 +28,7 @@ type Factory = Arc<dyn Fn(&Params) -> Result<Arc<dyn Selector>, Error> + Send + 
 /// struct Last;
 /// impl Selector for Last {
 ///     fn name(&self) -> &str { "last" }
-///     fn choose(&self, cx: &mut Context<'_>) -> Option<Choice> {
+///     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
 ///         cx.candidate(cx.len().checked_sub(1)?).map(Choice::unvalidated)
 ///     }
 /// }
@@ -85,8 +85,7 @@ impl Registry {
             });
         }
         let canonical = canonical(name);
-        let factory: Factory =
-            Arc::new(move |params| Ok(Arc::new(factory(params)?) as Arc<dyn Selector>));
+        let factory: Factory = Arc::new(move |params| Ok(Arc::new(factory(params)?) as Arc<dyn Selector>));
         self.custom.push((name.to_owned(), canonical, factory));
         Ok(self)
     }
@@ -199,17 +198,13 @@ impl Params {
         let Some(value) = self.get(key) else {
             return Ok(None);
         };
-        value
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|_| Error::InvalidConfig {
-                what: "selector parameter",
-                why: format!(
-                    "`{key}` must be a whole number from 0 to {}, got `{value}`",
-                    u32::MAX
-                ),
-            })
+        value.trim().parse().map(Some).map_err(|_| Error::InvalidConfig {
+            what: "selector parameter",
+            why: format!(
+                "`{key}` must be a whole number from 0 to {}, got `{value}`",
+                u32::MAX
+            ),
+        })
     }
 
     /// Every key (in canonical form) and value, in the order first set.

@@ -5,9 +5,7 @@ use proptest::prelude::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::collections::HashMap;
-use workerpick::{
-    CacheHits, DeviceAware, DeviceKind, Error, Pool, Request, Reservation, Rng, WorkerInfo,
-};
+use workerpick::{CacheHits, DeviceAware, DeviceKind, Error, Pool, Request, Reservation, Rng, WorkerInfo};
 
 /// Counts this thread's allocations, so tests running beside each other do
 /// not disturb the count.
@@ -68,10 +66,7 @@ fn all_idle_the_first_request_goes_to_an_accelerator() {
                 let pool = pool_of(kinds);
                 let mode = DeviceAware::with_cpu_ratio(r).unwrap();
                 let mut h = pool.handle_with_rng(Rng::with_seed(seed));
-                assert_eq!(
-                    kind(&pool, *h.preview(&mode).unwrap()),
-                    DeviceKind::Accelerator
-                );
+                assert_eq!(kind(&pool, *h.preview(&mode).unwrap()), DeviceKind::Accelerator);
                 let first = h.reserve(&mode).unwrap();
                 assert_eq!(kind(&pool, *first.worker()), DeviceKind::Accelerator);
             }
@@ -199,9 +194,7 @@ fn only_eligible_workers_are_picked() {
     // Idle, but the accelerators are masked out: a CPU.
     let cpus = pool.eligibility(|&w| w % 2 == 1);
     for _ in 0..20 {
-        let r = pool
-            .reserve_with(&mode, &Request::new().eligible(&cpus))
-            .unwrap();
+        let r = pool.reserve_with(&mode, &Request::new().eligible(&cpus)).unwrap();
         assert_eq!(kind(&pool, *r.worker()), DeviceKind::Cpu);
     }
     // The full hit is masked out: no full hit among the candidates.
@@ -228,10 +221,7 @@ fn assert_uniform(counts: &HashMap<usize, u32>, expected: &[usize], draws: u32) 
     let share = f64::from(draws) / expected.len() as f64;
     for (&w, &n) in counts {
         let off = (f64::from(n) - share).abs() / share;
-        assert!(
-            off < 0.06,
-            "worker {w} picked {n} times, expected about {share}"
-        );
+        assert!(off < 0.06, "worker {w} picked {n} times, expected about {share}");
     }
 }
 
@@ -263,9 +253,7 @@ fn ties_are_uniform_in_every_group() {
     let req = Request::new().cache_hits(&hits);
     let mut counts = HashMap::new();
     for _ in 0..DRAWS {
-        *counts
-            .entry(*h.preview_with(&mode, &req).unwrap())
-            .or_insert(0) += 1;
+        *counts.entry(*h.preview_with(&mode, &req).unwrap()).or_insert(0) += 1;
     }
     assert_uniform(&counts, &[2, 6], DRAWS);
 }
@@ -299,11 +287,7 @@ fn cache_hits_follow_worker_identity_across_set_changes() {
     pool.remove(&2).unwrap();
     pool.reclaim();
     pool.insert(9).unwrap();
-    assert_eq!(
-        pool.stats().capacity,
-        3,
-        "worker 9 should reuse worker 2's slot"
-    );
+    assert_eq!(pool.stats().capacity, 3, "worker 9 should reuse worker 2's slot");
     let _busy = [0, 1].map(|w| pool.reserve_worker(&w, 1).unwrap());
     for _ in 0..20 {
         let r = pool.reserve_with(&mode, &req).unwrap();
@@ -429,9 +413,7 @@ fn least_loaded_within_a_group_is_exact_under_threads() {
                 let pool = &pool;
                 s.spawn(move || {
                     let mut h = pool.handle_with_rng(Rng::with_seed(t));
-                    (0..EACH)
-                        .map(|_| h.reserve(&mode).unwrap())
-                        .collect::<Vec<_>>()
+                    (0..EACH).map(|_| h.reserve(&mode).unwrap()).collect::<Vec<_>>()
                 })
             })
             .collect();
@@ -459,10 +441,7 @@ fn reference(ws: &[Model], needed: u32, r: u32) -> (Vec<usize>, bool) {
     let least = |keep: &dyn Fn(usize) -> bool| -> Vec<usize> {
         let group: Vec<usize> = cands.iter().copied().filter(|&i| keep(i)).collect();
         let min = group.iter().map(|&i| ws[i].load).min();
-        group
-            .into_iter()
-            .filter(|&i| Some(ws[i].load) == min)
-            .collect()
+        group.into_iter().filter(|&i| Some(ws[i].load) == min).collect()
     };
     if needed > 0 {
         let full = least(&|i| ws[i].held >= needed);

@@ -3,8 +3,7 @@
 
 use std::sync::Arc;
 use workerpick::{
-    Choice, Context, DeviceKind, Error, Mode, Params, Pool, Registry, Request, Rng, Selector,
-    WorkerInfo,
+    Choice, Context, DeviceKind, Error, Mode, Params, Pool, Registry, Request, Rng, Selector, WorkerInfo,
 };
 
 const BUILTINS: [&str; 5] = [
@@ -21,7 +20,7 @@ impl Selector for First {
     fn name(&self) -> &str {
         "first"
     }
-    fn choose(&self, cx: &mut Context<'_>) -> Option<Choice> {
+    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
         cx.candidate(0).map(Choice::unvalidated)
     }
 }
@@ -162,12 +161,7 @@ fn modes_parse_the_common_spellings() {
         ),
         (
             Mode::LeastLoaded,
-            &[
-                "least-loaded",
-                "least_loaded",
-                "leastloaded",
-                "Least-Loaded",
-            ],
+            &["least-loaded", "least_loaded", "leastloaded", "Least-Loaded"],
         ),
         (
             Mode::PowerOfTwo,
@@ -266,9 +260,7 @@ fn the_cpu_ratio_reaches_the_selector() {
         let s = registry
             .resolve_with("device-aware", &Params::new().set("cpu-ratio", ratio))
             .unwrap();
-        let held: Vec<_> = (0..=gpu_first)
-            .map(|_| pool.reserve(&*s).unwrap())
-            .collect();
+        let held: Vec<_> = (0..=gpu_first).map(|_| pool.reserve(&*s).unwrap()).collect();
         let order: Vec<_> = held.iter().map(|r| *r.worker()).collect();
         assert!(order[..gpu_first].iter().all(|&w| w == "gpu"), "{order:?}");
         assert_eq!(order[gpu_first], "cpu", "ratio {ratio}: {order:?}");
@@ -281,7 +273,7 @@ impl Selector for Nth {
     fn name(&self) -> &str {
         "nth"
     }
-    fn choose(&self, cx: &mut Context<'_>) -> Option<Choice> {
+    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
         let slot = cx.candidate(self.0 % cx.len())?;
         Some(Choice::validated(slot, cx.load(slot)))
     }
@@ -297,9 +289,7 @@ fn custom_factories_get_their_parameters() {
         })
         .unwrap();
     let pool = Pool::from_workers([10, 20, 30]).unwrap();
-    let s = registry
-        .resolve_with("nth", &"index=2".parse().unwrap())
-        .unwrap();
+    let s = registry.resolve_with("nth", &"index=2".parse().unwrap()).unwrap();
     let r = pool.reserve(&*s).unwrap();
     assert_eq!((*r.worker(), pool.in_flight(&30)), (30, Some(1)));
     let err = registry
@@ -327,9 +317,7 @@ fn each_resolve_is_a_new_selector_and_an_arc_is_shared() {
                 let pool = &pool;
                 s.spawn(move || {
                     let mut h = pool.handle_with_rng(Rng::with_seed(1));
-                    (0..300)
-                        .map(|_| *h.select(&*shared).unwrap())
-                        .collect::<Vec<_>>()
+                    (0..300).map(|_| *h.select(&*shared).unwrap()).collect::<Vec<_>>()
                 })
             })
             .collect();
@@ -361,9 +349,7 @@ fn resolved_device_aware_uses_cache_hits() {
     let busy = pool.reserve_worker(&"b", 10).unwrap();
     let hits = workerpick::CacheHits::build(&pool, 2, |&w| if w == "b" { 2 } else { 0 });
     let s = registry.resolve("device_aware").unwrap();
-    let r = pool
-        .reserve_with(&*s, &Request::new().cache_hits(&hits))
-        .unwrap();
+    let r = pool.reserve_with(&*s, &Request::new().cache_hits(&hits)).unwrap();
     assert_eq!((*r.worker(), r.weight()), ("b", 0));
     drop((r, busy));
 }

@@ -92,41 +92,46 @@ impl Default for DeviceAware {
 
 /// Count, total load and minimum of one group of candidates.
 #[derive(Clone, Copy)]
-struct Group {
+struct Group<'a> {
     count: u32,
     total: u64,
     min: u32,
     ties: u32,
-    first: Slot,
+    first: Option<Slot<'a>>,
 }
 
-impl Group {
+impl<'a> Group<'a> {
     const EMPTY: Self = Self {
         count: 0,
         total: 0,
         min: u32::MAX,
         ties: 0,
-        first: Slot(0),
+        first: None,
     };
 
     #[inline(always)]
-    fn add(&mut self, slot: Slot, load: u32) {
+    fn add(&mut self, slot: Slot<'a>, load: u32) {
         self.count += 1;
         self.total += u64::from(load);
         if self.count == 1 || load < self.min {
             self.min = load;
             self.ties = 1;
-            self.first = slot;
+            self.first = Some(slot);
         } else if load == self.min {
             self.ties += 1;
         }
     }
 
-    /// A uniformly drawn member at the minimum: one draw when there is a tie
-    /// and a second pass to find it. If the drawn tie moved meanwhile, the
-    /// first minimum seen (the booking's compare-and-swap settles it).
+    /// A uniformly drawn member at the minimum (none if the group is empty):
+    /// one draw when there is a tie and a second pass to find it. If the drawn
+    /// tie moved meanwhile, the first minimum seen (the booking's
+    /// compare-and-swap settles it).
     #[inline]
-    fn pick(&self, cx: &mut Context<'_>, member: impl Fn(&Context<'_>, Slot) -> bool) -> Slot {
+    fn pick(
+        &self,
+        cx: &mut Context<'a>,
+        member: impl Fn(&Context<'a>, Slot<'a>) -> bool,
+    ) -> Option<Slot<'a>> {
         if self.ties <= 1 {
             return self.first;
         }
@@ -135,7 +140,7 @@ impl Group {
             let Some(slot) = cx.candidate(i) else { break };
             if member(cx, slot) && cx.load(slot) == self.min {
                 if k == 0 {
-                    return slot;
+                    return Some(slot);
                 }
                 k -= 1;
             }
@@ -145,7 +150,7 @@ impl Group {
 }
 
 #[inline(always)]
-fn full_hit(cx: &Context<'_>, slot: Slot, needed: u32) -> bool {
+fn full_hit<'a>(cx: &Context<'a>, slot: Slot<'a>, needed: u32) -> bool {
     cx.cache_hit(slot).is_some_and(|(held, _)| held >= needed)
 }
 
@@ -154,7 +159,7 @@ impl Selector for DeviceAware {
         "device-aware"
     }
 
-    fn choose(&self, cx: &mut Context<'_>) -> Option<Choice> {
+    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
         let needed = cx.request().hits().map_or(0, |h| h.needed());
         let mut full = Group::EMPTY;
         let mut cpu = Group::EMPTY;
@@ -170,8 +175,7 @@ impl Selector for DeviceAware {
                 DeviceKind::Accelerator => acc.add(slot, load),
             }
         }
-        if full.count > 0 {
-            let slot = full.pick(cx, |cx, s| full_hit(cx, s, needed));
+        if let Some(slot) = full.pick(cx, |cx, s| full_hit(cx, s, needed)) {
             return Some(Choice::uncharged(slot));
         }
         let kind = if acc.count == 0 {
@@ -191,10 +195,7 @@ impl Selector for DeviceAware {
             DeviceKind::Cpu => cpu,
             DeviceKind::Accelerator => acc,
         };
-        if group.count == 0 {
-            return None;
-        }
-        let slot = group.pick(cx, |cx, s| cx.info(s).device_kind() == kind);
+        let slot = group.pick(cx, |cx, s| cx.info(s).device_kind() == kind)?;
         Some(Choice::validated(slot, group.min))
     }
 }
