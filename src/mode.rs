@@ -31,6 +31,7 @@ use std::sync::Arc;
 /// assert!(err.to_string().contains("round-robin"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Mode {
     /// [`Random`]: one uniform draw.
     Random,
