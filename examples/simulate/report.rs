@@ -1,0 +1,424 @@
+//! The report in three formats: a table for people, CSV and JSON for tools.
+
+use super::engine::Outcome;
+use super::{CLASSIC_CONCURRENCY, CLASSIC_WORKERS, Config, ModeReport};
+use serde_json::{Value, json};
+use std::fmt::Write;
+
+/// How to print the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Sections with a header line each, for reading.
+    Table,
+    /// One row per measurement: `scenario,mode,worker,metric,value`.
+    Csv,
+    /// One JSON document.
+    Json,
+}
+
+/// Renders `reports` (run with `config`; `timer_ns` is the clock's own cost).
+pub fn render(format: Format, config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
+    match format {
+        Format::Table => table(config, reports, timer_ns),
+        Format::Csv => csv(reports),
+        Format::Json => {
+            serde_json::to_string_pretty(&json(config, reports, timer_ns)).expect("plain values")
+        }
+    }
+}
+
+fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
+    let load = &config.load;
+    let fleet = &load.fleet;
+    let mut o = String::new();
+    let speeds: Vec<String> = fleet.speeds.iter().map(|s| format!("{s}")).collect();
+    let _ = writeln!(
+        o,
+        "workerpick load simulator: {} workers (relative speeds {}), each serving {} requests at once and queueing the rest;\n\
+         {:.1} ms service at speed 1 (scaled by 1/speed, ±50% per request); {} requests per mode, {} in flight at a time,\n\
+         sent by {} router threads that each hold a pool.handle(); seed {}.",
+        fleet.speeds.len(),
+        speeds.join(" "),
+        fleet.slots,
+        ms(fleet.service.as_secs_f64()),
+        load.requests,
+        load.concurrency,
+        load.threads,
+        load.seed,
+    );
+    if let Some(c) = load.churn {
+        let _ = writeln!(
+            o,
+            "Mid-run, w{} is removed from the pool while it is serving, and inserted again under the same key {:.1} ms later.",
+            c.worker,
+            ms(c.out_for.as_secs_f64())
+        );
+    }
+
+    section(
+        &mut o,
+        "1) Each mode on that fleet: throughput, request latency (pick + queueing + service), pick cost",
+    );
+    let _ = writeln!(
+        o,
+        "{:<14}{:>8}{:>15}{:>11}{:>13}{:>9}{:>16}",
+        "mode", "req/s", "latency mean", "p99", "pick p50 ns", "p99 ns", "picks/s idle"
+    );
+    for r in reports {
+        let l = &r.load;
+        let _ = writeln!(
+            o,
+            "{:<14}{:>8}{:>12.2} ms{:>8.2} ms{:>13}{:>9}{:>16}",
+            r.mode,
+            si(l.requests_per_s()),
+            l.latency_us.mean / 1e3,
+            l.latency_us.p99 as f64 / 1e3,
+            l.select_ns.p50,
+            l.select_ns.p99,
+            si(r.selections_per_s),
+        );
+    }
+    let _ = writeln!(
+        o,
+        "pick = one handle.reserve() call timed in the request path, on a router thread that just woke up\n\
+         (cold caches; the timer itself costs ~{timer_ns} ns);\n\
+         picks/s = {} threads reserving and releasing back to back on {} idle workers for {} ms.",
+        load.threads,
+        fleet.speeds.len(),
+        config.rate_window.as_millis()
+    );
+
+    section(
+        &mut o,
+        "2) Requests served and peak in flight (serving + queued) per worker, same runs",
+    );
+    let _ = write!(o, "{:<7}{:>6}", "worker", "speed");
+    for r in reports {
+        let _ = write!(o, "  {:>14}", r.mode);
+    }
+    let _ = write!(o, "\n{:13}", "");
+    for _ in reports {
+        let _ = write!(o, "  {:>8}{:>6}", "req", "peak");
+    }
+    o.push('\n');
+    for (w, speed) in fleet.speeds.iter().enumerate() {
+        let _ = write!(o, "{:<7}{:>6}", format!("w{w}"), speed);
+        for r in reports {
+            let x = &r.load.workers[w];
+            let _ = write!(o, "  {:>8}{:>6}", x.requests, x.peak_in_flight);
+        }
+        o.push('\n');
+    }
+    let _ = write!(o, "{:<13}", "total");
+    for r in reports {
+        let total: u64 = r.load.workers.iter().map(|w| w.requests).sum();
+        let _ = write!(o, "  {:>8}{:>6}", total, "");
+    }
+    let _ = write!(o, "\n{:<13}", "end in-flight");
+    for r in reports {
+        let _ = write!(o, "  {:>14}", ends(&r.load));
+    }
+    o.push('\n');
+
+    if let Some(c) = load.churn {
+        section(
+            &mut o,
+            &format!(
+                "3) Fleet change: w{} removed while serving, re-added under the same key — no reservation lost",
+                c.worker
+            ),
+        );
+        let _ = writeln!(
+            o,
+            "{:<14}{:>22}{:>18}{:>21}{:>15}",
+            "mode",
+            "in flight at removal",
+            "served while out",
+            "load kept at re-add",
+            "end in-flight"
+        );
+        for r in reports {
+            if let Some(ch) = &r.load.churn {
+                let _ = writeln!(
+                    o,
+                    "{:<14}{:>22}{:>18}{:>21}{:>15}",
+                    r.mode,
+                    ch.in_flight_at_removal,
+                    ch.served_while_out,
+                    ch.kept_at_readd,
+                    r.load.workers[ch.worker as usize].end_in_flight
+                );
+            }
+        }
+        let _ = writeln!(
+            o,
+            "Once removed, w{0} gets no new picks, but the reservations it holds stay valid and keep counting until they\n\
+             drop; re-adding the same key shows the load it still holds. Nothing is lost: see the totals and end counts in 2).",
+            c.worker
+        );
+    }
+
+    section(
+        &mut o,
+        &format!(
+            "4) Classic check: {} bursts of {CLASSIC_CONCURRENCY} reservations taken by {} threads and held together, {CLASSIC_WORKERS} idle equal workers",
+            config.bursts,
+            load.threads.clamp(1, CLASSIC_CONCURRENCY)
+        ),
+    );
+    let even = CLASSIC_CONCURRENCY / CLASSIC_WORKERS;
+    let split = vec![even.to_string(); CLASSIC_WORKERS].join("/");
+    let _ = writeln!(
+        o,
+        "{:<14}{:>22}{:>24}{:>16}",
+        "mode",
+        format!("bursts split {split}"),
+        "most on one worker",
+        "end in-flight"
+    );
+    for r in reports {
+        let b = &r.bursts;
+        let _ = writeln!(
+            o,
+            "{:<14}{:>22}{:>24}{:>16}",
+            r.mode,
+            format!("{} of {}", b.even, b.bursts),
+            b.max_on_one,
+            all_zero(&b.end_in_flight)
+        );
+    }
+
+    section(
+        &mut o,
+        &format!(
+            "5) Classic check: {} requests, {CLASSIC_CONCURRENCY} in flight at a time, {CLASSIC_WORKERS} equal workers — requests per worker",
+            config.classic_requests
+        ),
+    );
+    let _ = write!(o, "{:<14}", "mode");
+    for w in 0..CLASSIC_WORKERS {
+        let _ = write!(o, "{:>7}", format!("w{w}"));
+    }
+    let _ = writeln!(o, "{:>16}", "end in-flight");
+    for r in reports {
+        let _ = write!(o, "{:<14}", r.mode);
+        for w in &r.classic.workers {
+            let _ = write!(o, "{:>7}", w.requests);
+        }
+        let _ = writeln!(o, "{:>16}", ends(&r.classic));
+    }
+
+    section(&mut o, "Reading it");
+    o.push_str(&reading(reports, fleet.speeds.as_slice()));
+    o
+}
+
+fn section(o: &mut String, title: &str) {
+    let _ = writeln!(o, "\n== {title}");
+}
+
+/// A few sentences drawn from the numbers above.
+fn reading(reports: &[ModeReport], speeds: &[f64]) -> String {
+    let mut o = String::new();
+    let by_p99 =
+        |a: &&ModeReport, b: &&ModeReport| a.load.latency_us.p99.cmp(&b.load.latency_us.p99);
+    if let (Some(best), Some(worst)) =
+        (reports.iter().min_by(by_p99), reports.iter().max_by(by_p99))
+        && best.mode != worst.mode
+    {
+        let slowest = (0..speeds.len())
+            .min_by(|&a, &b| speeds[a].total_cmp(&speeds[b]))
+            .unwrap_or(0);
+        let _ = writeln!(
+            o,
+            "- {} held p99 latency to {:.1} ms against {:.1} ms for {} ({:.1}x lower) at {:.1}x the requests/s: it counts what\n  \
+             each worker holds, so the slowest (w{slowest}, speed {}) got {} requests instead of {}.",
+            best.mode,
+            best.load.latency_us.p99 as f64 / 1e3,
+            worst.load.latency_us.p99 as f64 / 1e3,
+            worst.mode,
+            worst.load.latency_us.p99 as f64 / best.load.latency_us.p99.max(1) as f64,
+            best.load.requests_per_s() / worst.load.requests_per_s(),
+            speeds[slowest],
+            best.load.workers[slowest].requests,
+            worst.load.workers[slowest].requests,
+        );
+    }
+    let exact: Vec<&str> = reports
+        .iter()
+        .filter(|r| r.bursts.even == r.bursts.bursts)
+        .map(|r| r.mode.as_str())
+        .collect();
+    if !exact.is_empty() {
+        let _ = writeln!(o, "- Every burst split evenly under: {}.", exact.join(", "));
+    }
+    o.push_str(
+        "- Rule of thumb: least-loaded when workers differ or requests vary (exact, one SIMD scan per pick);\n  \
+         power-of-two when the fleet is huge and a scan is too much; round-robin or random only for identical\n  \
+         workers and uniform requests.\n",
+    );
+    let broken = super::violations(reports);
+    if broken.is_empty() {
+        o.push_str("- Invariants held: every request served exactly once, every in-flight count back to 0.\n");
+    } else {
+        for v in broken {
+            let _ = writeln!(o, "- BROKEN: {v}");
+        }
+    }
+    o
+}
+
+fn ends(o: &Outcome) -> String {
+    all_zero(
+        &o.workers
+            .iter()
+            .map(|w| w.end_in_flight)
+            .collect::<Vec<_>>(),
+    )
+}
+
+fn all_zero(v: &[u32]) -> String {
+    if v.iter().all(|&c| c == 0) {
+        "all 0".into()
+    } else {
+        format!("{v:?}")
+    }
+}
+
+fn csv(reports: &[ModeReport]) -> String {
+    let mut o = String::from("scenario,mode,worker,metric,value\n");
+    let mut row = |scenario: &str, mode: &str, worker: Option<usize>, metric: &str, value: f64| {
+        let worker = worker.map_or(String::new(), |w| format!("w{w}"));
+        let _ = writeln!(o, "{scenario},{mode},{worker},{metric},{value}");
+    };
+    for r in reports {
+        let m = r.mode.as_str();
+        for (scenario, l) in [("fleet", &r.load), ("classic400", &r.classic)] {
+            row(scenario, m, None, "requests_per_s", l.requests_per_s());
+            row(scenario, m, None, "latency_mean_us", l.latency_us.mean);
+            row(scenario, m, None, "latency_p99_us", l.latency_us.p99 as f64);
+            row(scenario, m, None, "pick_p50_ns", l.select_ns.p50 as f64);
+            row(scenario, m, None, "pick_p99_ns", l.select_ns.p99 as f64);
+            for (w, x) in l.workers.iter().enumerate() {
+                row(scenario, m, Some(w), "requests", x.requests as f64);
+                row(
+                    scenario,
+                    m,
+                    Some(w),
+                    "peak_in_flight",
+                    f64::from(x.peak_in_flight),
+                );
+                row(
+                    scenario,
+                    m,
+                    Some(w),
+                    "end_in_flight",
+                    f64::from(x.end_in_flight),
+                );
+            }
+        }
+        if let Some(c) = &r.load.churn {
+            let w = Some(c.worker as usize);
+            row(
+                "churn",
+                m,
+                w,
+                "in_flight_at_removal",
+                f64::from(c.in_flight_at_removal),
+            );
+            row("churn", m, w, "served_while_out", c.served_while_out as f64);
+            row("churn", m, w, "kept_at_readd", f64::from(c.kept_at_readd));
+        }
+        row("idle", m, None, "selections_per_s", r.selections_per_s);
+        let b = &r.bursts;
+        row("bursts", m, None, "bursts", b.bursts as f64);
+        row("bursts", m, None, "even_splits", b.even as f64);
+        row(
+            "bursts",
+            m,
+            None,
+            "max_on_one_worker",
+            f64::from(b.max_on_one),
+        );
+        for (w, &c) in b.end_in_flight.iter().enumerate() {
+            row("bursts", m, Some(w), "end_in_flight", f64::from(c));
+        }
+    }
+    o
+}
+
+fn outcome_json(l: &Outcome) -> Value {
+    json!({
+        "requests": l.requests,
+        "elapsed_s": l.elapsed.as_secs_f64(),
+        "requests_per_s": l.requests_per_s(),
+        "latency_us": { "mean": l.latency_us.mean, "p50": l.latency_us.p50, "p99": l.latency_us.p99, "max": l.latency_us.max },
+        "pick_ns": { "mean": l.select_ns.mean, "p50": l.select_ns.p50, "p99": l.select_ns.p99, "max": l.select_ns.max },
+        "workers": l.workers.iter().enumerate().map(|(w, x)| json!({
+            "worker": format!("w{w}"),
+            "requests": x.requests,
+            "peak_in_flight": x.peak_in_flight,
+            "end_in_flight": x.end_in_flight,
+        })).collect::<Vec<_>>(),
+        "unserved": l.unserved,
+        "served_twice": l.served_twice,
+        "churn": l.churn.as_ref().map(|c| json!({
+            "worker": format!("w{}", c.worker),
+            "in_flight_at_removal": c.in_flight_at_removal,
+            "served_while_out": c.served_while_out,
+            "kept_at_readd": c.kept_at_readd,
+            "removed_ms": c.removed_ms,
+            "readded_ms": c.readded_ms,
+        })),
+    })
+}
+
+fn json(config: &Config, reports: &[ModeReport], timer_ns: u64) -> Value {
+    let load = &config.load;
+    json!({
+        "config": {
+            "speeds": load.fleet.speeds,
+            "slots_per_worker": load.fleet.slots,
+            "service_ms": ms(load.fleet.service.as_secs_f64()),
+            "requests": load.requests,
+            "concurrency": load.concurrency,
+            "threads": load.threads,
+            "seed": load.seed,
+            "bursts": config.bursts,
+            "classic_requests": config.classic_requests,
+            "timer_overhead_ns": timer_ns,
+        },
+        "modes": reports.iter().map(|r| json!({
+            "mode": r.mode,
+            "fleet": outcome_json(&r.load),
+            "selections_per_s": r.selections_per_s,
+            "bursts": {
+                "bursts": r.bursts.bursts,
+                "even_splits": r.bursts.even,
+                "max_on_one_worker": r.bursts.max_on_one,
+                "end_in_flight": r.bursts.end_in_flight,
+            },
+            "classic400": outcome_json(&r.classic),
+        })).collect::<Vec<_>>(),
+        "violations": super::violations(reports),
+    })
+}
+
+fn ms(seconds: f64) -> f64 {
+    seconds * 1e3
+}
+
+/// `x` with an SI suffix: 3.91k, 52.1M.
+fn si(x: f64) -> String {
+    let (v, unit) = match x {
+        x if x >= 1e9 => (x / 1e9, "G"),
+        x if x >= 1e6 => (x / 1e6, "M"),
+        x if x >= 1e3 => (x / 1e3, "k"),
+        x => (x, ""),
+    };
+    if v >= 100.0 {
+        format!("{v:.0}{unit}")
+    } else {
+        format!("{v:.1}{unit}")
+    }
+}
