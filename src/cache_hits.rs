@@ -4,3 +4,10 @@
 pub struct CacheHits {
     pub(crate) needed: u32,
 }
+
+impl CacheHits {
+    /// How many cache keys the request needs.
+    pub fn needed(&self) -> u32 {
+        self.needed
+    }
+}

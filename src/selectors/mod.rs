@@ -9,3 +9,6 @@ pub use least_loaded::LeastLoaded;
 pub use power_of_two::PowerOfTwo;
 pub use random::Random;
 pub use round_robin::RoundRobin;
+
+#[cfg(test)]
+mod tests;
