@@ -121,13 +121,7 @@ impl Args {
             modes: self.modes.clone(),
             load: sim::Load {
                 fleet: sim::Fleet {
-                    speeds: self
-                        .speeds
-                        .iter()
-                        .copied()
-                        .cycle()
-                        .take(self.workers)
-                        .collect(),
+                    speeds: self.speeds.iter().copied().cycle().take(self.workers).collect(),
                     slots: self.slots,
                     service,
                 },
@@ -176,15 +170,12 @@ fn main() -> ExitCode {
         }
     };
     let bar = Bar {
-        bar: ProgressBar::with_draw_target(
-            Some(config.progress_total()),
-            ProgressDrawTarget::hidden(),
-        )
-        .with_style(
-            ProgressStyle::with_template("{elapsed:>3} [{bar:30}] {percent:>3}% {msg}")
-                .expect("valid template")
-                .progress_chars("=> "),
-        ),
+        bar: ProgressBar::with_draw_target(Some(config.progress_total()), ProgressDrawTarget::hidden())
+            .with_style(
+                ProgressStyle::with_template("{elapsed:>3} [{bar:30}] {percent:>3}% {msg}")
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            ),
         start: Instant::now(),
         shown: AtomicBool::new(false),
     };
@@ -202,10 +193,7 @@ fn main() -> ExitCode {
         FormatArg::Csv => Format::Csv,
         FormatArg::Json => Format::Json,
     };
-    print!(
-        "{}",
-        sim::report::render(format, &config, &reports, timer_ns)
-    );
+    print!("{}", sim::report::render(format, &config, &reports, timer_ns));
     if let Some(path) = &args.plot {
         if let Err(e) = sim::plot::svg(path, &reports, &config.load.fleet.speeds) {
             eprintln!("simulate: {e}");

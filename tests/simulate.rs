@@ -63,23 +63,14 @@ fn check(config: &Config, reports: &[ModeReport]) {
                 r.mode,
                 o.workers
             );
-            assert_eq!(
-                per_worker(o).iter().sum::<u64>(),
-                o.requests as u64,
-                "{}",
-                r.mode
-            );
+            assert_eq!(per_worker(o).iter().sum::<u64>(), o.requests as u64, "{}", r.mode);
             assert_eq!(
                 (o.unserved, o.served_twice, o.draining_at_end),
                 (0, 0, 0),
                 "{}",
                 r.mode
             );
-            assert!(
-                o.workers
-                    .iter()
-                    .all(|w| w.peak_in_flight >= 1 || w.requests == 0)
-            );
+            assert!(o.workers.iter().all(|w| w.peak_in_flight >= 1 || w.requests == 0));
         }
         assert_eq!(r.load.requests, config.load.requests);
         assert_eq!(r.classic.requests, config.classic_requests);
@@ -124,18 +115,10 @@ fn small_run_keeps_every_invariant() {
 
     // Every output renders and says what it shows.
     let table = render(Format::Table, &config, &reports, 20);
-    for header in [
-        "== 1)",
-        "== 2)",
-        "== 3)",
-        "== 4)",
-        "== 5)",
-        "Invariants held",
-    ] {
+    for header in ["== 1)", "== 2)", "== 3)", "== 4)", "== 5)", "Invariants held"] {
         assert!(table.contains(header), "{header} missing from:\n{table}");
     }
-    let json: serde_json::Value =
-        serde_json::from_str(&render(Format::Json, &config, &reports, 20)).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&render(Format::Json, &config, &reports, 20)).unwrap();
     assert_eq!(json["modes"].as_array().unwrap().len(), 4);
     assert_eq!(json["violations"].as_array().unwrap().len(), 0);
     let csv = render(Format::Csv, &config, &reports, 20);

@@ -62,17 +62,14 @@ pub fn run(
     let threads = threads.clamp(1, CLASSIC_CONCURRENCY);
     let barrier = Barrier::new(threads);
     // Per burst and worker: reservations held, as the threads counted them.
-    let held: Vec<AtomicU32> = (0..bursts * CLASSIC_WORKERS)
-        .map(|_| AtomicU32::new(0))
-        .collect();
+    let held: Vec<AtomicU32> = (0..bursts * CLASSIC_WORKERS).map(|_| AtomicU32::new(0)).collect();
     let seen = Mutex::new(Vec::with_capacity(bursts));
     thread::scope(|s| {
         for t in 0..threads {
             let (pool, barrier, held, seen) = (&pool, &barrier, &held, &seen);
             s.spawn(move || {
                 let mut handle = pool.handle_with_rng(Rng::with_seed(seed ^ t as u64));
-                let share =
-                    CLASSIC_CONCURRENCY / threads + usize::from(t < CLASSIC_CONCURRENCY % threads);
+                let share = CLASSIC_CONCURRENCY / threads + usize::from(t < CLASSIC_CONCURRENCY % threads);
                 let mut mine: Vec<Reservation<'_, u32>> = Vec::with_capacity(share);
                 for b in 0..bursts {
                     for _ in 0..share {
@@ -119,12 +116,7 @@ pub fn run(
 
 /// Reserve + release pairs per second on `workers` idle workers, `threads`
 /// threads back to back for `window`: the crate's ceiling, no service time.
-pub fn selection_rate(
-    selector: &dyn Selector,
-    workers: usize,
-    threads: usize,
-    window: Duration,
-) -> f64 {
+pub fn selection_rate(selector: &dyn Selector, workers: usize, threads: usize, window: Duration) -> f64 {
     let pool = Pool::from_workers(0..workers as u32).expect("distinct keys");
     let total = AtomicU64::new(0);
     let start = Instant::now();

@@ -105,8 +105,8 @@ pub struct Outcome {
     pub draining_at_end: usize,
     /// The fleet change, if the run had one and the worker was busy in time.
     pub churn: Option<ChurnOutcome>,
-    /// (ms into the run, in-flight per worker), one per sample.
-    pub samples: Vec<(f64, Vec<u32>)>,
+    /// One per millisecond or so.
+    pub samples: Vec<Sample>,
 }
 
 impl Outcome {
@@ -120,16 +120,11 @@ impl Outcome {
         let mut v = Vec::new();
         let ends: Vec<u32> = self.workers.iter().map(|w| w.end_in_flight).collect();
         if ends.iter().any(|&e| e != 0) {
-            v.push(format!(
-                "in-flight counts after the run are {ends:?}, not all 0"
-            ));
+            v.push(format!("in-flight counts after the run are {ends:?}, not all 0"));
         }
         let total: u64 = self.workers.iter().map(|w| w.requests).sum();
         if total != self.requests as u64 {
-            v.push(format!(
-                "workers served {total} requests of {}",
-                self.requests
-            ));
+            v.push(format!("workers served {total} requests of {}", self.requests));
         }
         if self.unserved != 0 || self.served_twice != 0 {
             v.push(format!(
@@ -138,13 +133,20 @@ impl Outcome {
             ));
         }
         if self.draining_at_end != 0 {
-            v.push(format!(
-                "{} removed workers never drained",
-                self.draining_at_end
-            ));
+            v.push(format!("{} removed workers never drained", self.draining_at_end));
         }
         v
     }
+}
+
+/// (ms into the run, in-flight count per worker).
+pub type Sample = (f64, Vec<u32>);
+
+/// What the monitor saw.
+struct Monitored {
+    samples: Vec<Sample>,
+    churn: Option<ChurnOutcome>,
+    elapsed: Duration,
 }
 
 struct Job<'p> {
@@ -260,7 +262,7 @@ pub fn run(load: &Load, selector: &dyn Selector, progress: &dyn Progress) -> Out
         latency_ns: atomics(n, || AtomicU64::new(0)),
     };
     let start = Instant::now();
-    let (samples, churn, elapsed) = thread::scope(|s| {
+    let monitored = thread::scope(|s| {
         for w in 0..workers {
             for _ in 0..load.fleet.slots {
                 let run = &run;
@@ -281,15 +283,15 @@ pub fn run(load: &Load, selector: &dyn Selector, progress: &dyn Progress) -> Out
         run.queues.iter().for_each(Queue::close);
         monitored
     });
-    run.outcome(elapsed, samples, churn)
+    run.outcome(monitored)
 }
 
 impl<'p> Run<'p> {
     /// A router thread: admit, pick through the crate, hand to the worker.
     fn route(&self, selector: &dyn Selector, t: u64) {
-        let mut handle = self.pool.handle_with_rng(Rng::with_seed(
-            self.load.seed ^ (t + 1).wrapping_mul(GOLDEN),
-        ));
+        let mut handle = self
+            .pool
+            .handle_with_rng(Rng::with_seed(self.load.seed ^ (t + 1).wrapping_mul(GOLDEN)));
         loop {
             self.permits.acquire();
             let ticket = self.issued.fetch_add(1, Relaxed);
@@ -341,18 +343,12 @@ impl<'p> Run<'p> {
 
     /// The monitor: samples every worker's load, reports progress and plays
     /// the control plane (the removal and the re-insert) until the run ends.
-    fn monitor(
-        &self,
-        start: Instant,
-        progress: &dyn Progress,
-    ) -> (Vec<(f64, Vec<u32>)>, Option<ChurnOutcome>, Duration) {
+    fn monitor(&self, start: Instant, progress: &dyn Progress) -> Monitored {
         let load = self.load;
         let mut samples = Vec::new();
         let mut reported = 0;
         let mut churn = load.churn.map(|c| (c, ChurnOutcome::default(), Phase::In));
-        let remove_at = load
-            .churn
-            .map_or(0, |c| (c.at * load.requests as f64) as usize);
+        let remove_at = load.churn.map_or(0, |c| (c.at * load.requests as f64) as usize);
         loop {
             let completed = self.completed.load(Relaxed);
             progress.advance((completed - reported) as u64);
@@ -365,7 +361,11 @@ impl<'p> Run<'p> {
                 }
                 samples.push((ms(now), self.loads()));
                 let churned = churn.and_then(|(_, o, p)| matches!(p, Phase::Back).then_some(o));
-                return (samples, churned, now);
+                return Monitored {
+                    samples,
+                    churn: churned,
+                    elapsed: now,
+                };
             }
             samples.push((ms(now), self.loads()));
             if let Some((c, out, phase)) = &mut churn {
@@ -376,9 +376,7 @@ impl<'p> Run<'p> {
                             && self.pool.in_flight(&c.worker).unwrap_or(0) > 0 =>
                     {
                         let served = self.served[c.worker as usize].load(Relaxed);
-                        self.pool
-                            .remove(&c.worker)
-                            .expect("churned worker is a member");
+                        self.pool.remove(&c.worker).expect("churned worker is a member");
                         let held = self.pool.in_flight(&c.worker).unwrap_or(0);
                         if held == 0 {
                             // It drained between the look and the removal: try again later.
@@ -402,9 +400,7 @@ impl<'p> Run<'p> {
     }
 
     fn readd(&self, c: &Churn, out: &mut ChurnOutcome, phase: &mut Phase, now: Duration) {
-        self.pool
-            .insert(c.worker)
-            .expect("churned worker was removed");
+        self.pool.insert(c.worker).expect("churned worker was removed");
         out.kept_at_readd = self.pool.in_flight(&c.worker).unwrap_or(0);
         out.readded_ms = ms(now);
         out.served_while_out = self.served[c.worker as usize].load(Relaxed) - out.served_while_out;
@@ -418,12 +414,7 @@ impl<'p> Run<'p> {
             .collect()
     }
 
-    fn outcome(
-        self,
-        elapsed: Duration,
-        samples: Vec<(f64, Vec<u32>)>,
-        churn: Option<ChurnOutcome>,
-    ) -> Outcome {
+    fn outcome(self, monitored: Monitored) -> Outcome {
         let ends = self.loads();
         let workers = ends
             .iter()
@@ -438,7 +429,7 @@ impl<'p> Run<'p> {
         let latency_ns: Vec<u64> = values(self.latency_ns);
         Outcome {
             requests: self.load.requests,
-            elapsed,
+            elapsed: monitored.elapsed,
             workers,
             select_ns: stats::summary(values(self.select_ns)),
             latency_us: stats::summary(latency_ns.into_iter().map(|ns| ns / 1000).collect()),
@@ -449,8 +440,8 @@ impl<'p> Run<'p> {
                 .count(),
             served_twice: self.twice.into_inner(),
             draining_at_end: self.pool.stats().draining,
-            churn,
-            samples,
+            churn: monitored.churn,
+            samples: monitored.samples,
         }
     }
 }

@@ -13,10 +13,7 @@ pub fn selector(name: &str) -> Result<Box<dyn Selector>, String> {
         "power-of-two" => Box::new(PowerOfTwo::new()),
         "least-loaded" => Box::new(LeastLoaded::new()),
         _ => {
-            return Err(format!(
-                "unknown mode {name:?}; known modes: {}",
-                ALL.join(", ")
-            ));
+            return Err(format!("unknown mode {name:?}; known modes: {}", ALL.join(", ")));
         }
     })
 }

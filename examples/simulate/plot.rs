@@ -14,11 +14,7 @@ pub fn svg(path: &Path, reports: &[ModeReport], speeds: &[f64]) -> Result<(), St
     let err = |e: &dyn std::fmt::Display| format!("cannot draw {}: {e}", path.display());
     let root = SVGBackend::new(path, (1100, 280 * reports.len().max(1) as u32)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
-    for (area, r) in root
-        .split_evenly((reports.len().max(1), 1))
-        .iter()
-        .zip(reports)
-    {
+    for (area, r) in root.split_evenly((reports.len().max(1), 1)).iter().zip(reports) {
         let (chart, legend) = area.split_horizontally(area.dim_in_pixel().0 - LEGEND_PX);
         panel(&chart, r).map_err(|e| err(&e))?;
         key(&legend, r, speeds).map_err(|e| err(&e))?;
@@ -27,8 +23,7 @@ pub fn svg(path: &Path, reports: &[ModeReport], speeds: &[f64]) -> Result<(), St
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
-type DrawResult =
-    Result<(), DrawingAreaErrorKind<<SVGBackend<'static> as DrawingBackend>::ErrorType>>;
+type DrawResult = Result<(), DrawingAreaErrorKind<<SVGBackend<'static> as DrawingBackend>::ErrorType>>;
 
 fn color(w: usize) -> RGBAColor {
     Palette99::pick(w).to_rgba()
@@ -46,10 +41,7 @@ fn panel(area: &Area<'_>, r: &ModeReport) -> DrawResult {
         + 1;
     let mut chart = ChartBuilder::on(area)
         .caption(
-            format!(
-                "{}: requests in flight per worker (serving + queued)",
-                r.mode
-            ),
+            format!("{}: requests in flight per worker (serving + queued)", r.mode),
             ("sans-serif", 18),
         )
         .margin(10)
@@ -63,10 +55,7 @@ fn panel(area: &Area<'_>, r: &ModeReport) -> DrawResult {
         .draw()?;
     let workers = samples.first().map_or(0, |s| s.1.len());
     for w in 0..workers {
-        let points = samples
-            .iter()
-            .step_by(stride)
-            .map(|(t, loads)| (*t, loads[w]));
+        let points = samples.iter().step_by(stride).map(|(t, loads)| (*t, loads[w]));
         chart.draw_series(LineSeries::new(points, color(w).stroke_width(1)))?;
     }
     if let Some(c) = &r.load.churn {

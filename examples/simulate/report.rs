@@ -21,9 +21,7 @@ pub fn render(format: Format, config: &Config, reports: &[ModeReport], timer_ns:
     match format {
         Format::Table => table(config, reports, timer_ns),
         Format::Csv => csv(reports),
-        Format::Json => {
-            serde_json::to_string_pretty(&json(config, reports, timer_ns)).expect("plain values")
-        }
+        Format::Json => serde_json::to_string_pretty(&json(config, reports, timer_ns)).expect("plain values"),
     }
 }
 
@@ -34,7 +32,7 @@ fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
     let speeds: Vec<String> = fleet.speeds.iter().map(|s| format!("{s}")).collect();
     let _ = writeln!(
         o,
-        "workerpick load simulator: {} workers (relative speeds {}), each serving {} requests at once and queueing the rest;\n\
+        "workerpick load simulator: {} worker(s) (relative speeds {}), each serving {} requests at once and queueing the rest;\n\
          {:.1} ms service at speed 1 (scaled by 1/speed, ±50% per request); {} requests per mode, {} in flight at a time,\n\
          sent by {} router threads that each hold a pool.handle(); seed {}.",
         fleet.speeds.len(),
@@ -82,10 +80,11 @@ fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
         o,
         "pick = one handle.reserve() call timed in the request path, on a router thread that just woke up\n\
          (cold caches; the timer itself costs ~{timer_ns} ns);\n\
-         picks/s = {} threads reserving and releasing back to back on {} idle workers for {} ms.",
+         picks/s = {} threads reserving and releasing back to back on {} idle worker(s) for {} ms, on {} CPU(s).",
         load.threads,
         fleet.speeds.len(),
-        config.rate_window.as_millis()
+        config.rate_window.as_millis(),
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
     );
 
     section(
@@ -131,11 +130,7 @@ fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
         let _ = writeln!(
             o,
             "{:<14}{:>22}{:>18}{:>21}{:>15}",
-            "mode",
-            "in flight at removal",
-            "served while out",
-            "load kept at re-add",
-            "end in-flight"
+            "mode", "in flight at removal", "served while out", "load kept at re-add", "end in-flight"
         );
         for r in reports {
             if let Some(ch) = &r.load.churn {
@@ -220,10 +215,8 @@ fn section(o: &mut String, title: &str) {
 /// A few sentences drawn from the numbers above.
 fn reading(reports: &[ModeReport], speeds: &[f64]) -> String {
     let mut o = String::new();
-    let by_p99 =
-        |a: &&ModeReport, b: &&ModeReport| a.load.latency_us.p99.cmp(&b.load.latency_us.p99);
-    if let (Some(best), Some(worst)) =
-        (reports.iter().min_by(by_p99), reports.iter().max_by(by_p99))
+    let by_p99 = |a: &&ModeReport, b: &&ModeReport| a.load.latency_us.p99.cmp(&b.load.latency_us.p99);
+    if let (Some(best), Some(worst)) = (reports.iter().min_by(by_p99), reports.iter().max_by(by_p99))
         && best.mode != worst.mode
     {
         let slowest = (0..speeds.len())
@@ -259,7 +252,9 @@ fn reading(reports: &[ModeReport], speeds: &[f64]) -> String {
     );
     let broken = super::violations(reports);
     if broken.is_empty() {
-        o.push_str("- Invariants held: every request served exactly once, every in-flight count back to 0.\n");
+        o.push_str(
+            "- Invariants held: every request served exactly once, every in-flight count back to 0.\n",
+        );
     } else {
         for v in broken {
             let _ = writeln!(o, "- BROKEN: {v}");
@@ -269,12 +264,7 @@ fn reading(reports: &[ModeReport], speeds: &[f64]) -> String {
 }
 
 fn ends(o: &Outcome) -> String {
-    all_zero(
-        &o.workers
-            .iter()
-            .map(|w| w.end_in_flight)
-            .collect::<Vec<_>>(),
-    )
+    all_zero(&o.workers.iter().map(|w| w.end_in_flight).collect::<Vec<_>>())
 }
 
 fn all_zero(v: &[u32]) -> String {
@@ -308,13 +298,7 @@ fn csv(reports: &[ModeReport]) -> String {
                     "peak_in_flight",
                     f64::from(x.peak_in_flight),
                 );
-                row(
-                    scenario,
-                    m,
-                    Some(w),
-                    "end_in_flight",
-                    f64::from(x.end_in_flight),
-                );
+                row(scenario, m, Some(w), "end_in_flight", f64::from(x.end_in_flight));
             }
         }
         if let Some(c) = &r.load.churn {
@@ -333,13 +317,7 @@ fn csv(reports: &[ModeReport]) -> String {
         let b = &r.bursts;
         row("bursts", m, None, "bursts", b.bursts as f64);
         row("bursts", m, None, "even_splits", b.even as f64);
-        row(
-            "bursts",
-            m,
-            None,
-            "max_on_one_worker",
-            f64::from(b.max_on_one),
-        );
+        row("bursts", m, None, "max_on_one_worker", f64::from(b.max_on_one));
         for (w, &c) in b.end_in_flight.iter().enumerate() {
             row("bursts", m, Some(w), "end_in_flight", f64::from(c));
         }

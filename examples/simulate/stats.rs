@@ -21,8 +21,7 @@ pub fn summary(mut values: Vec<u64>) -> Summary {
         return Summary::default();
     }
     values.sort_unstable();
-    let rank =
-        |q: f64| values[((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1];
+    let rank = |q: f64| values[((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1];
     Summary {
         mean: values.iter().map(|&v| v as f64).sum::<f64>() / values.len() as f64,
         p50: rank(0.50),
