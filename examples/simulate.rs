@@ -64,7 +64,7 @@ struct Args {
     /// The worker removed mid-run and re-added.
     #[arg(long, default_value_t = 0)]
     churn_worker: u32,
-    /// How long it stays out, in ms (default: half a service time, so some of its requests are still running at the re-add).
+    /// How long it stays out, in ms [default: half a service time: some of its requests still run].
     #[arg(long)]
     out_ms: Option<f64>,
     /// Keep the fleet fixed.

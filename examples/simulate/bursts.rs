@@ -20,6 +20,8 @@ pub struct Bursts {
     pub mismatched: usize,
     /// In-flight counts after the last burst.
     pub end_in_flight: Vec<u32>,
+    /// The first error a reservation returned (none expected).
+    pub pick_error: Option<String>,
 }
 
 impl Bursts {
@@ -31,6 +33,9 @@ impl Bursts {
                 "in-flight counts after the bursts are {:?}",
                 self.end_in_flight
             ));
+        }
+        if let Some(e) = &self.pick_error {
+            v.push(format!("a reservation failed: {e}"));
         }
         if self.mismatched != 0 {
             v.push(format!(
@@ -64,18 +69,27 @@ pub fn run(
     // Per burst and worker: reservations held, as the threads counted them.
     let held: Vec<AtomicU32> = (0..bursts * CLASSIC_WORKERS).map(|_| AtomicU32::new(0)).collect();
     let seen = Mutex::new(Vec::with_capacity(bursts));
+    let failed = Mutex::new(None);
     thread::scope(|s| {
         for t in 0..threads {
-            let (pool, barrier, held, seen) = (&pool, &barrier, &held, &seen);
+            let (pool, barrier, held, seen, failed) = (&pool, &barrier, &held, &seen, &failed);
             s.spawn(move || {
                 let mut handle = pool.handle_with_rng(Rng::with_seed(seed ^ t as u64));
                 let share = CLASSIC_CONCURRENCY / threads + usize::from(t < CLASSIC_CONCURRENCY % threads);
                 let mut mine: Vec<Reservation<'_, u32>> = Vec::with_capacity(share);
                 for b in 0..bursts {
                     for _ in 0..share {
-                        let r = handle.reserve(selector).expect("4 workers");
-                        held[b * CLASSIC_WORKERS + *r.worker() as usize].fetch_add(1, Relaxed);
-                        mine.push(r);
+                        // An error is recorded, not panicked on: a panic here would
+                        // leave the other threads waiting at the barrier.
+                        match handle.reserve(selector) {
+                            Ok(r) => {
+                                held[b * CLASSIC_WORKERS + *r.worker() as usize].fetch_add(1, Relaxed);
+                                mine.push(r);
+                            }
+                            Err(e) => {
+                                failed.lock().unwrap().get_or_insert(e.to_string());
+                            }
+                        }
                     }
                     barrier.wait(); // all 32 held
                     if t == 0 {
@@ -93,6 +107,7 @@ pub fn run(
     let mut out = Bursts {
         bursts,
         end_in_flight: pool.loads().into_iter().map(|(_, c)| c).collect(),
+        pick_error: failed.into_inner().unwrap(),
         ..Bursts::default()
     };
     let even = (CLASSIC_CONCURRENCY / CLASSIC_WORKERS) as u32;

@@ -97,10 +97,12 @@ pub struct Outcome {
     pub select_ns: Summary,
     /// Microseconds from pick to the end of service (queueing included).
     pub latency_us: Summary,
-    /// Tickets served zero times, and tickets served more than once.
+    /// Requests never served.
     pub unserved: usize,
-    /// Tickets served twice or more (must be 0).
+    /// Requests served twice or more.
     pub served_twice: usize,
+    /// The first error a pick returned (none expected: the fleet is never empty).
+    pub pick_error: Option<String>,
     /// Workers the pool still counts as draining after the run.
     pub draining_at_end: usize,
     /// The fleet change, if the run had one and the worker was busy in time.
@@ -131,6 +133,9 @@ impl Outcome {
                 "{} requests never served, {} served twice",
                 self.unserved, self.served_twice
             ));
+        }
+        if let Some(e) = &self.pick_error {
+            v.push(format!("a pick failed: {e}"));
         }
         if self.draining_at_end != 0 {
             v.push(format!("{} removed workers never drained", self.draining_at_end));
@@ -225,6 +230,8 @@ struct Run<'p> {
     /// Per ticket: the worker that served it (`u32::MAX`: not yet).
     served_by: Vec<AtomicU32>,
     twice: AtomicUsize,
+    /// The first error a pick returned, if any.
+    failed: Mutex<Option<String>>,
     select_ns: Vec<AtomicU64>,
     latency_ns: Vec<AtomicU64>,
 }
@@ -258,6 +265,7 @@ pub fn run(load: &Load, selector: &dyn Selector, progress: &dyn Progress) -> Out
         served: atomics(workers, || AtomicU64::new(0)),
         served_by: atomics(n, || AtomicU32::new(u32::MAX)),
         twice: AtomicUsize::new(0),
+        failed: Mutex::new(None),
         select_ns: atomics(n, || AtomicU64::new(0)),
         latency_ns: atomics(n, || AtomicU64::new(0)),
     };
@@ -300,7 +308,16 @@ impl<'p> Run<'p> {
                 return;
             }
             let started = Instant::now();
-            let reservation = handle.reserve(selector).expect("the fleet is never empty");
+            let reservation = match handle.reserve(selector) {
+                Ok(r) => r,
+                Err(e) => {
+                    // Reported, not panicked on: the run goes on and the report says so.
+                    self.failed.lock().unwrap().get_or_insert(e.to_string());
+                    self.completed.fetch_add(1, Relaxed);
+                    self.permits.release();
+                    continue;
+                }
+            };
             let picked = started.elapsed();
             self.select_ns[ticket].store(picked.as_nanos() as u64, Relaxed);
             let w = *reservation.worker() as usize;
@@ -439,6 +456,7 @@ impl<'p> Run<'p> {
                 .filter(|w| w.load(Relaxed) == u32::MAX)
                 .count(),
             served_twice: self.twice.into_inner(),
+            pick_error: self.failed.into_inner().unwrap(),
             draining_at_end: self.pool.stats().draining,
             churn: monitored.churn,
             samples: monitored.samples,

@@ -23,3 +23,8 @@ pub fn selector(name: &str) -> Result<Box<dyn Selector>, String> {
 pub fn splits_exactly(mode: &str) -> bool {
     matches!(mode, "round-robin" | "least-loaded")
 }
+
+/// Whether `mode` looks at the workers' in-flight counts to choose.
+pub fn reads_load(mode: &str) -> bool {
+    matches!(mode, "power-of-two" | "least-loaded")
+}

@@ -32,9 +32,11 @@ fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
     let speeds: Vec<String> = fleet.speeds.iter().map(|s| format!("{s}")).collect();
     let _ = writeln!(
         o,
-        "workerpick load simulator: {} worker(s) (relative speeds {}), each serving {} requests at once and queueing the rest;\n\
-         {:.1} ms service at speed 1 (scaled by 1/speed, ±50% per request); {} requests per mode, {} in flight at a time,\n\
-         sent by {} router threads that each hold a pool.handle(); seed {}.",
+        "workerpick load simulator\n\
+         Fleet:   {} worker(s), relative speeds {}; each serves {} at once, the rest queue.\n\
+         Service: {:.1} ms at speed 1, scaled by 1/speed, ±50% per request.\n\
+         Load:    {} requests per mode, {} in flight at a time, from {} router threads\n         \
+         (one pool.handle() each); seed {}.",
         fleet.speeds.len(),
         speeds.join(" "),
         fleet.slots,
@@ -47,7 +49,8 @@ fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
     if let Some(c) = load.churn {
         let _ = writeln!(
             o,
-            "Mid-run, w{} is removed from the pool while it is serving, and inserted again under the same key {:.1} ms later.",
+            "Churn:   mid-run, w{} is removed while it is serving and inserted again under the same key\n         \
+             {:.1} ms later.",
             c.worker,
             ms(c.out_for.as_secs_f64())
         );
@@ -147,8 +150,8 @@ fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
         }
         let _ = writeln!(
             o,
-            "Once removed, w{0} gets no new picks, but the reservations it holds stay valid and keep counting until they\n\
-             drop; re-adding the same key shows the load it still holds. Nothing is lost: see the totals and end counts in 2).",
+            "Once removed, w{0} gets no new picks, but its reservations stay valid and keep counting until they\n\
+             drop; re-adding the same key shows the load it still holds. Nothing is lost: see totals in 2).",
             c.worker
         );
     }
@@ -156,7 +159,7 @@ fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
     section(
         &mut o,
         &format!(
-            "4) Classic check: {} bursts of {CLASSIC_CONCURRENCY} reservations taken by {} threads and held together, {CLASSIC_WORKERS} idle equal workers",
+            "4) Classic check: {} bursts of {CLASSIC_CONCURRENCY} reservations held together ({} threads), {CLASSIC_WORKERS} idle workers",
             config.bursts,
             load.threads.clamp(1, CLASSIC_CONCURRENCY)
         ),
@@ -219,23 +222,26 @@ fn reading(reports: &[ModeReport], speeds: &[f64]) -> String {
     if let (Some(best), Some(worst)) = (reports.iter().min_by(by_p99), reports.iter().max_by(by_p99))
         && best.mode != worst.mode
     {
-        let slowest = (0..speeds.len())
-            .min_by(|&a, &b| speeds[a].total_cmp(&speeds[b]))
-            .unwrap_or(0);
         let _ = writeln!(
             o,
-            "- {} held p99 latency to {:.1} ms against {:.1} ms for {} ({:.1}x lower) at {:.1}x the requests/s: it counts what\n  \
-             each worker holds, so the slowest (w{slowest}, speed {}) got {} requests instead of {}.",
+            "- {}: p99 latency {:.1} ms against {:.1} ms for {} ({:.1}x lower), at {:.1}x the requests/s.",
             best.mode,
             best.load.latency_us.p99 as f64 / 1e3,
             worst.load.latency_us.p99 as f64 / 1e3,
             worst.mode,
             worst.load.latency_us.p99 as f64 / best.load.latency_us.p99.max(1) as f64,
-            best.load.requests_per_s() / worst.load.requests_per_s(),
-            speeds[slowest],
-            best.load.workers[slowest].requests,
-            worst.load.workers[slowest].requests,
+            best.load.requests_per_s() / worst.load.requests_per_s().max(1e-9),
         );
+        let slowest = (0..speeds.len())
+            .min_by(|&a, &b| speeds[a].total_cmp(&speeds[b]))
+            .unwrap_or(0);
+        if super::modes::reads_load(&best.mode) && speeds.iter().any(|&s| s != speeds[slowest]) {
+            let _ = writeln!(
+                o,
+                "  It compares in-flight counts, so the slowest worker (w{slowest}, speed {}) got {} requests, not {}.",
+                speeds[slowest], best.load.workers[slowest].requests, worst.load.workers[slowest].requests,
+            );
+        }
     }
     let exact: Vec<&str> = reports
         .iter()
