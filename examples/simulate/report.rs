@@ -235,10 +235,11 @@ fn reading(reports: &[ModeReport], speeds: &[f64]) -> String {
         let slowest = (0..speeds.len())
             .min_by(|&a, &b| speeds[a].total_cmp(&speeds[b]))
             .unwrap_or(0);
-        if super::modes::reads_load(&best.mode) && speeds.iter().any(|&s| s != speeds[slowest]) {
+        let uneven = speeds.iter().any(|&s| s != speeds[slowest]);
+        if let Some(how) = super::modes::how(&best.mode).filter(|_| uneven) {
             let _ = writeln!(
                 o,
-                "  It compares in-flight counts, so the slowest worker (w{slowest}, speed {}) got {} requests, not {}.",
+                "  {how}, so the slowest worker (w{slowest}, speed {}) got {} requests, not {}.",
                 speeds[slowest], best.load.workers[slowest].requests, worst.load.workers[slowest].requests,
             );
         }
