@@ -8,10 +8,10 @@
 //! held for all of it, which is what an in-flight count means to a router.
 
 use super::Progress;
-use super::stats::{self, Summary};
-use std::collections::VecDeque;
+use super::queue::{Permits, Queue};
+use super::stats::{self, Summary, ms};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 use workerpick::{Pool, Reservation, Rng, Selector};
@@ -160,65 +160,11 @@ struct Job<'p> {
     started: Instant,
 }
 
-/// A worker's queue of booked requests, served by its `slots` threads.
-struct Queue<'p> {
-    jobs: Mutex<VecDeque<Job<'p>>>,
-    ready: Condvar,
-}
-
-impl<'p> Queue<'p> {
-    fn push(&self, job: Job<'p>) {
-        self.jobs.lock().unwrap().push_back(job);
-        self.ready.notify_one();
-    }
-
-    /// The next job, or `None` once `closed` is set and the queue is empty.
-    fn pop(&self, closed: &AtomicBool) -> Option<Job<'p>> {
-        let mut jobs = self.jobs.lock().unwrap();
-        loop {
-            if let Some(job) = jobs.pop_front() {
-                return Some(job);
-            }
-            if closed.load(Relaxed) {
-                return None;
-            }
-            jobs = self.ready.wait(jobs).unwrap();
-        }
-    }
-
-    fn close(&self) {
-        // Taking the lock orders this wake-up after any server's check of `closed`.
-        drop(self.jobs.lock().unwrap());
-        self.ready.notify_all();
-    }
-}
-
-/// Admission: at most `concurrency` requests in flight.
-struct Permits {
-    free: Mutex<usize>,
-    freed: Condvar,
-}
-
-impl Permits {
-    fn acquire(&self) {
-        let mut free = self.free.lock().unwrap();
-        while *free == 0 {
-            free = self.freed.wait(free).unwrap();
-        }
-        *free -= 1;
-    }
-
-    fn release(&self) {
-        *self.free.lock().unwrap() += 1;
-        self.freed.notify_one();
-    }
-}
-
 /// State shared by every thread of one run.
 struct Run<'p> {
     load: &'p Load,
     pool: &'p Pool<u32>,
-    queues: Vec<Queue<'p>>,
+    queues: Vec<Queue<Job<'p>>>,
     permits: Permits,
     closed: AtomicBool,
     issued: AtomicUsize,
@@ -249,14 +195,8 @@ pub fn run(load: &Load, selector: &dyn Selector, progress: &dyn Progress) -> Out
     let run = Run {
         load,
         pool: &pool,
-        queues: atomics(workers, || Queue {
-            jobs: Mutex::new(VecDeque::with_capacity(load.concurrency)),
-            ready: Condvar::new(),
-        }),
-        permits: Permits {
-            free: Mutex::new(load.concurrency),
-            freed: Condvar::new(),
-        },
+        queues: atomics(workers, || Queue::with_capacity(load.concurrency)),
+        permits: Permits::new(load.concurrency),
         closed: AtomicBool::new(false),
         issued: AtomicUsize::new(0),
         completed: AtomicUsize::new(0),
@@ -472,7 +412,3 @@ enum Phase {
 }
 
 const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}

@@ -5,8 +5,10 @@ pub mod bursts;
 pub mod engine;
 pub mod modes;
 pub mod plot;
+mod queue;
 pub mod report;
 pub mod stats;
+mod table;
 
 use std::time::Duration;
 
