@@ -4,6 +4,7 @@
 pub mod bursts;
 pub mod engine;
 pub mod modes;
+pub mod outcome;
 pub mod plot;
 mod queue;
 pub mod report;
@@ -12,7 +13,8 @@ mod table;
 
 use std::time::Duration;
 
-pub use engine::{Churn, Fleet, Load, Outcome};
+pub use engine::{Churn, Fleet, Load};
+pub use outcome::Outcome;
 
 /// What to run for every mode.
 pub struct Config {

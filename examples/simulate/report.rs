@@ -1,6 +1,6 @@
 //! The report in three formats: a table for people, CSV and JSON for tools.
 
-use super::engine::Outcome;
+use super::outcome::Outcome;
 use super::stats::ms;
 use super::{Config, ModeReport};
 use serde_json::{Value, json};

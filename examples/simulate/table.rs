@@ -1,7 +1,7 @@
 //! The report as a table for people: one section per question, each with a
 //! header line saying what it shows.
 
-use super::engine::Outcome;
+use super::outcome::Outcome;
 use super::stats::ms;
 use super::{CLASSIC_CONCURRENCY, CLASSIC_WORKERS, Config, ModeReport};
 use std::fmt::Write;
