@@ -213,9 +213,12 @@ pub struct Context<'a> {
 
 impl<'a> Candidates<'a> {
     /// The candidates for `request` in `set`: the whole set, or the mask's
-    /// workers. A mask from another pool is refused.
+    /// workers. A mask (or cache hits) from another pool is refused.
     #[inline(always)]
     pub(crate) fn of(set: &'a SetView, pool_id: u64, request: &Request<'a>) -> Result<Self, Error> {
+        if let Some(hits) = request.cache {
+            hits.check_pool(pool_id)?;
+        }
         match request.mask {
             None => Ok(Candidates::Fresh {
                 slots: &set.members,
@@ -328,6 +331,15 @@ impl<'a> Context<'a> {
             .get(slot.index as usize)
             .copied()
             .unwrap_or_default()
+    }
+
+    /// The request's cache hit on `slot`: how many of its cache keys the
+    /// worker holds and how many the request needs (see
+    /// [`CacheHits`](crate::CacheHits)); `None` when the request carries none.
+    #[inline(always)]
+    pub fn cache_hit(&self, slot: Slot<'a>) -> Option<(u32, u32)> {
+        let hits = self.request.cache?;
+        Some((hits.held_in(self.set, slot.index), hits.needed))
     }
 
     /// The random source for this pick.
