@@ -9,6 +9,7 @@ pub mod report;
 pub mod stats;
 
 use std::time::Duration;
+use workerpick::DeviceKind;
 
 pub use engine::{Churn, Fleet, Load, Outcome};
 
@@ -71,6 +72,7 @@ impl Config {
         Load {
             fleet: Fleet {
                 speeds: vec![1.0; CLASSIC_WORKERS],
+                devices: vec![DeviceKind::Accelerator; CLASSIC_WORKERS],
                 slots: CLASSIC_CONCURRENCY,
                 service: self.load.fleet.service,
             },
@@ -110,7 +112,7 @@ pub fn run(config: &Config, progress: &dyn Progress) -> Result<Vec<ModeReport>, 
                 config.rate_window,
             );
             Ok(ModeReport {
-                mode: mode.clone(),
+                mode: selector.name().to_owned(),
                 load,
                 selections_per_s,
                 bursts,

@@ -4,6 +4,7 @@ use super::engine::Outcome;
 use super::{CLASSIC_CONCURRENCY, CLASSIC_WORKERS, Config, ModeReport};
 use serde_json::{Value, json};
 use std::fmt::Write;
+use workerpick::DeviceKind;
 
 /// How to print the report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +47,17 @@ fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
         load.threads,
         load.seed,
     );
+    let cpus: Vec<String> = (0..fleet.speeds.len())
+        .filter(|&w| fleet.devices[w] == DeviceKind::Cpu)
+        .map(|w| format!("w{w}"))
+        .collect();
+    if !cpus.is_empty() {
+        let _ = writeln!(
+            o,
+            "Devices: {} on CPUs, the rest on accelerators (only device-aware looks).",
+            cpus.join(" ")
+        );
+    }
     if let Some(c) = load.churn {
         let _ = writeln!(
             o,
@@ -104,7 +116,12 @@ fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
     }
     o.push('\n');
     for (w, speed) in fleet.speeds.iter().enumerate() {
-        let _ = write!(o, "{:<7}{:>6}", format!("w{w}"), speed);
+        let cpu = if fleet.devices[w] == DeviceKind::Cpu {
+            " cpu"
+        } else {
+            ""
+        };
+        let _ = write!(o, "{:<7}{:>6}", format!("w{w}{cpu}"), speed);
         for r in reports {
             let x = &r.load.workers[w];
             let _ = write!(o, "  {:>8}{:>6}", x.requests, x.peak_in_flight);
