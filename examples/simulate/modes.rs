@@ -20,7 +20,12 @@ pub fn splits_exactly(mode: &str) -> bool {
     matches!(mode, "round-robin" | "least-loaded" | "device-aware")
 }
 
-/// Whether `mode` looks at the workers' in-flight counts to choose.
-pub fn reads_load(mode: &str) -> bool {
-    matches!(mode, "power-of-two" | "least-loaded" | "device-aware")
+/// How `mode` keeps load off a slow worker, if it looks at load at all.
+pub fn how(mode: &str) -> Option<&'static str> {
+    match mode {
+        "least-loaded" => Some("It sends each request to the worker holding the fewest"),
+        "power-of-two" => Some("It sends each request to the less loaded of two random workers"),
+        "device-aware" => Some("It holds the CPU workers to about 1/8 of the accelerators' load"),
+        _ => None,
+    }
 }

@@ -252,10 +252,11 @@ fn reading(reports: &[ModeReport], speeds: &[f64]) -> String {
         let slowest = (0..speeds.len())
             .min_by(|&a, &b| speeds[a].total_cmp(&speeds[b]))
             .unwrap_or(0);
-        if super::modes::reads_load(&best.mode) && speeds.iter().any(|&s| s != speeds[slowest]) {
+        let uneven = speeds.iter().any(|&s| s != speeds[slowest]);
+        if let Some(how) = super::modes::how(&best.mode).filter(|_| uneven) {
             let _ = writeln!(
                 o,
-                "  It compares in-flight counts, so the slowest worker (w{slowest}, speed {}) got {} requests, not {}.",
+                "  {how}, so the slowest worker (w{slowest}, speed {}) got {} requests, not {}.",
                 speeds[slowest], best.load.workers[slowest].requests, worst.load.workers[slowest].requests,
             );
         }
@@ -270,8 +271,8 @@ fn reading(reports: &[ModeReport], speeds: &[f64]) -> String {
     }
     o.push_str(
         "- Rule of thumb: least-loaded when workers differ or requests vary (exact, one SIMD scan per pick);\n  \
-         power-of-two when the fleet is huge and a scan is too much; round-robin or random only for identical\n  \
-         workers and uniform requests.\n",
+         power-of-two when the fleet is huge and a scan is too much; device-aware when CPUs and accelerators\n  \
+         serve together; round-robin or random only for identical workers and uniform requests.\n",
     );
     let broken = super::violations(reports);
     if broken.is_empty() {
