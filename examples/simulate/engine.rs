@@ -8,10 +8,11 @@
 //! held for all of it, which is what an in-flight count means to a router.
 
 use super::Progress;
-use super::stats::{self, Summary};
-use std::collections::VecDeque;
+use super::outcome::{ChurnOutcome, Outcome, Sample, WorkerOutcome};
+use super::queue::{Permits, Queue};
+use super::stats::{self, ms};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 use workerpick::{DeviceKind, Pool, Reservation, Rng, Selector, WorkerInfo};
@@ -65,97 +66,6 @@ pub struct Churn {
     pub out_for: Duration,
 }
 
-/// What the fleet change showed.
-#[derive(Clone, Debug, Default)]
-pub struct ChurnOutcome {
-    /// The worker that left and came back.
-    pub worker: u32,
-    /// Its load right after the removal (reservations still alive).
-    pub in_flight_at_removal: u32,
-    /// Requests it finished while out of the set.
-    pub served_while_out: u64,
-    /// Its load right after the re-insert: what the pool kept counting.
-    pub kept_at_readd: u32,
-    /// When it left and came back, ms into the run.
-    pub removed_ms: f64,
-    /// When it came back, ms into the run.
-    pub readded_ms: f64,
-}
-
-/// One worker's share of a run.
-#[derive(Clone, Debug, Default)]
-pub struct WorkerOutcome {
-    /// Requests it served.
-    pub requests: u64,
-    /// The most requests it held at once (serving and queued).
-    pub peak_in_flight: u32,
-    /// Its in-flight count in the pool after the run.
-    pub end_in_flight: u32,
-}
-
-/// Everything one run measured.
-#[derive(Clone, Debug, Default)]
-pub struct Outcome {
-    /// Requests issued.
-    pub requests: usize,
-    /// Wall time of the run.
-    pub elapsed: Duration,
-    /// Per worker, in index order.
-    pub workers: Vec<WorkerOutcome>,
-    /// Nanoseconds per `reserve` call in the request path (timer included).
-    pub select_ns: Summary,
-    /// Microseconds from pick to the end of service (queueing included).
-    pub latency_us: Summary,
-    /// Requests never served.
-    pub unserved: usize,
-    /// Requests served twice or more.
-    pub served_twice: usize,
-    /// The first error a pick returned (none expected: the fleet is never empty).
-    pub pick_error: Option<String>,
-    /// Workers the pool still counts as draining after the run.
-    pub draining_at_end: usize,
-    /// The fleet change, if the run had one and the worker was busy in time.
-    pub churn: Option<ChurnOutcome>,
-    /// One per millisecond or so.
-    pub samples: Vec<Sample>,
-}
-
-impl Outcome {
-    /// Requests per second over the whole run.
-    pub fn requests_per_s(&self) -> f64 {
-        self.requests as f64 / self.elapsed.as_secs_f64().max(1e-9)
-    }
-
-    /// The invariants of a run, each broken one as a sentence.
-    pub fn violations(&self) -> Vec<String> {
-        let mut v = Vec::new();
-        let ends: Vec<u32> = self.workers.iter().map(|w| w.end_in_flight).collect();
-        if ends.iter().any(|&e| e != 0) {
-            v.push(format!("in-flight counts after the run are {ends:?}, not all 0"));
-        }
-        let total: u64 = self.workers.iter().map(|w| w.requests).sum();
-        if total != self.requests as u64 {
-            v.push(format!("workers served {total} requests of {}", self.requests));
-        }
-        if self.unserved != 0 || self.served_twice != 0 {
-            v.push(format!(
-                "{} requests never served, {} served twice",
-                self.unserved, self.served_twice
-            ));
-        }
-        if let Some(e) = &self.pick_error {
-            v.push(format!("a pick failed: {e}"));
-        }
-        if self.draining_at_end != 0 {
-            v.push(format!("{} removed workers never drained", self.draining_at_end));
-        }
-        v
-    }
-}
-
-/// (ms into the run, in-flight count per worker).
-pub type Sample = (f64, Vec<u32>);
-
 /// What the monitor saw.
 struct Monitored {
     samples: Vec<Sample>,
@@ -169,65 +79,11 @@ struct Job<'p> {
     started: Instant,
 }
 
-/// A worker's queue of booked requests, served by its `slots` threads.
-struct Queue<'p> {
-    jobs: Mutex<VecDeque<Job<'p>>>,
-    ready: Condvar,
-}
-
-impl<'p> Queue<'p> {
-    fn push(&self, job: Job<'p>) {
-        self.jobs.lock().unwrap().push_back(job);
-        self.ready.notify_one();
-    }
-
-    /// The next job, or `None` once `closed` is set and the queue is empty.
-    fn pop(&self, closed: &AtomicBool) -> Option<Job<'p>> {
-        let mut jobs = self.jobs.lock().unwrap();
-        loop {
-            if let Some(job) = jobs.pop_front() {
-                return Some(job);
-            }
-            if closed.load(Relaxed) {
-                return None;
-            }
-            jobs = self.ready.wait(jobs).unwrap();
-        }
-    }
-
-    fn close(&self) {
-        // Taking the lock orders this wake-up after any server's check of `closed`.
-        drop(self.jobs.lock().unwrap());
-        self.ready.notify_all();
-    }
-}
-
-/// Admission: at most `concurrency` requests in flight.
-struct Permits {
-    free: Mutex<usize>,
-    freed: Condvar,
-}
-
-impl Permits {
-    fn acquire(&self) {
-        let mut free = self.free.lock().unwrap();
-        while *free == 0 {
-            free = self.freed.wait(free).unwrap();
-        }
-        *free -= 1;
-    }
-
-    fn release(&self) {
-        *self.free.lock().unwrap() += 1;
-        self.freed.notify_one();
-    }
-}
-
 /// State shared by every thread of one run.
 struct Run<'p> {
     load: &'p Load,
     pool: &'p Pool<u32>,
-    queues: Vec<Queue<'p>>,
+    queues: Vec<Queue<Job<'p>>>,
     permits: Permits,
     closed: AtomicBool,
     issued: AtomicUsize,
@@ -262,14 +118,8 @@ pub fn run(load: &Load, selector: &dyn Selector, progress: &dyn Progress) -> Out
     let run = Run {
         load,
         pool: &pool,
-        queues: atomics(workers, || Queue {
-            jobs: Mutex::new(VecDeque::with_capacity(load.concurrency)),
-            ready: Condvar::new(),
-        }),
-        permits: Permits {
-            free: Mutex::new(load.concurrency),
-            freed: Condvar::new(),
-        },
+        queues: atomics(workers, || Queue::with_capacity(load.concurrency)),
+        permits: Permits::new(load.concurrency),
         closed: AtomicBool::new(false),
         issued: AtomicUsize::new(0),
         completed: AtomicUsize::new(0),
@@ -489,7 +339,3 @@ enum Phase {
 }
 
 const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}

@@ -4,14 +4,18 @@
 pub mod bursts;
 pub mod engine;
 pub mod modes;
+pub mod outcome;
 pub mod plot;
+mod queue;
 pub mod report;
 pub mod stats;
+mod table;
 
 use std::time::Duration;
 use workerpick::DeviceKind;
 
-pub use engine::{Churn, Fleet, Load, Outcome};
+pub use engine::{Churn, Fleet, Load};
+pub use outcome::Outcome;
 
 /// What to run for every mode.
 pub struct Config {

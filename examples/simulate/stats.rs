@@ -1,6 +1,6 @@
 //! Summaries of measured values.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Mean and percentiles of a set of measurements.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -40,4 +40,9 @@ pub fn timer_overhead_ns() -> u64 {
         })
         .collect();
     summary(samples).p50
+}
+
+/// `d` in milliseconds.
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
