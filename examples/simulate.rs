@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
+use workerpick::DeviceKind;
 
 /// Sends requests from real router threads through each workerpick mode to a
 /// simulated fleet, and reports per mode: throughput, latency, per-worker load,
@@ -31,6 +32,10 @@ struct Args {
     /// Relative speed of each worker, cycled over the fleet (0.5 = half as fast).
     #[arg(long, value_delimiter = ',', default_value = "1,1,1,1,1,1,0.5,0.25")]
     speeds: Vec<f64>,
+    /// Workers that run on CPUs (device-aware balances them against the
+    /// accelerators), comma-separated indices [default: the ones slower than 1].
+    #[arg(long, value_delimiter = ',')]
+    cpus: Option<Vec<usize>>,
     /// Requests a worker serves at once; more wait in its queue.
     #[arg(long, default_value_t = 4)]
     slots: usize,
@@ -43,8 +48,8 @@ struct Args {
     /// Requests per mode on the fleet.
     #[arg(short = 'n', long, default_value_t = 6000)]
     requests: usize,
-    /// Modes to run, comma-separated.
-    #[arg(short, long, value_delimiter = ',', default_values_t = sim::modes::ALL.iter().map(|m| m.to_string()))]
+    /// Modes to run, comma-separated (any name the crate's Registry resolves).
+    #[arg(short, long, value_delimiter = ',', default_values_t = sim::modes::all())]
     modes: Vec<String>,
     /// Router threads, each with its own pool.handle().
     #[arg(short, long, default_value_t = 4)]
@@ -117,11 +122,32 @@ impl Args {
                 self.workers
             ));
         }
+        let speeds: Vec<f64> = self.speeds.iter().copied().cycle().take(self.workers).collect();
+        let cpus = match &self.cpus {
+            Some(cpus) => cpus.clone(),
+            None => (0..self.workers).filter(|&w| speeds[w] < 1.0).collect(),
+        };
+        if let Some(&w) = cpus.iter().find(|&&w| w >= self.workers) {
+            return Err(format!(
+                "--cpus names w{w}, but the fleet is w0..w{}",
+                self.workers - 1
+            ));
+        }
+        let devices = (0..self.workers)
+            .map(|w| {
+                if cpus.contains(&w) {
+                    DeviceKind::Cpu
+                } else {
+                    DeviceKind::Accelerator
+                }
+            })
+            .collect();
         Ok(sim::Config {
             modes: self.modes.clone(),
             load: sim::Load {
                 fleet: sim::Fleet {
-                    speeds: self.speeds.iter().copied().cycle().take(self.workers).collect(),
+                    speeds,
+                    devices,
                     slots: self.slots,
                     service,
                 },
@@ -195,7 +221,7 @@ fn main() -> ExitCode {
     };
     print!("{}", sim::report::render(format, &config, &reports, timer_ns));
     if let Some(path) = &args.plot {
-        if let Err(e) = sim::plot::svg(path, &reports, &config.load.fleet.speeds) {
+        if let Err(e) = sim::plot::svg(path, &reports, &config.load.fleet) {
             eprintln!("simulate: {e}");
             return ExitCode::FAILURE;
         }

@@ -10,13 +10,15 @@ use sim::report::{Format, render};
 use sim::{Churn, Config, Fleet, Load, ModeReport, Progress};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
+use workerpick::DeviceKind::{Accelerator, Cpu};
 
 fn small() -> Config {
     Config {
-        modes: sim::modes::ALL.iter().map(|m| m.to_string()).collect(),
+        modes: sim::modes::all(),
         load: Load {
             fleet: Fleet {
                 speeds: vec![1.0, 1.0, 1.0, 0.5],
+                devices: vec![Accelerator, Accelerator, Accelerator, Cpu],
                 slots: 2,
                 service: Duration::from_micros(300),
             },
@@ -94,7 +96,7 @@ fn check(config: &Config, reports: &[ModeReport]) {
         );
         assert!(r.selections_per_s > 0.0);
     }
-    for exact in ["round-robin", "least-loaded"] {
+    for exact in ["round-robin", "least-loaded", "device-aware"] {
         let r = reports.iter().find(|r| r.mode == exact).unwrap();
         assert_eq!(r.bursts.even, config.bursts, "{exact}: every burst 8/8/8/8");
         assert_eq!(r.bursts.max_on_one, 8, "{exact}");
@@ -109,7 +111,8 @@ fn small_run_keeps_every_invariant() {
     let config = small();
     let progress = Counted::default();
     let reports = sim::run(&config, &progress).unwrap();
-    assert_eq!(reports.len(), 4);
+    assert_eq!(reports.len(), config.modes.len());
+    assert!(config.modes.iter().any(|m| m == "device-aware"));
     check(&config, &reports);
     assert_eq!(progress.0.into_inner(), config.progress_total());
 
@@ -119,14 +122,14 @@ fn small_run_keeps_every_invariant() {
         assert!(table.contains(header), "{header} missing from:\n{table}");
     }
     let json: serde_json::Value = serde_json::from_str(&render(Format::Json, &config, &reports, 20)).unwrap();
-    assert_eq!(json["modes"].as_array().unwrap().len(), 4);
+    assert_eq!(json["modes"].as_array().unwrap().len(), reports.len());
     assert_eq!(json["violations"].as_array().unwrap().len(), 0);
     let csv = render(Format::Csv, &config, &reports, 20);
     assert!(csv.starts_with("scenario,mode,worker,metric,value\n"));
     assert!(csv.lines().skip(1).all(|l| l.split(',').count() == 5));
 
     let path = std::env::temp_dir().join(format!("workerpick-simulate-{}.svg", std::process::id()));
-    sim::plot::svg(&path, &reports, &config.load.fleet.speeds).unwrap();
+    sim::plot::svg(&path, &reports, &config.load.fleet).unwrap();
     let svg = std::fs::read_to_string(&path).unwrap();
     std::fs::remove_file(&path).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("least-loaded"));
@@ -151,6 +154,7 @@ fn the_checks_catch_a_leak() {
 
 #[test]
 fn unknown_mode_lists_the_known_ones() {
+    assert_eq!(sim::modes::selector("rr").unwrap().name(), "round-robin");
     let err = sim::modes::selector("fastest").err().unwrap();
     assert!(err.contains("least-loaded"), "{err}");
 }

@@ -15,16 +15,25 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::thread;
 use std::time::{Duration, Instant};
-use workerpick::{Pool, Reservation, Rng, Selector};
+use workerpick::{DeviceKind, Pool, Reservation, Rng, Selector, WorkerInfo};
 
 /// The workers: their relative speeds and how many requests each serves at once.
 pub struct Fleet {
     /// Relative speed per worker (1.0 = base; 0.5 takes twice as long).
     pub speeds: Vec<f64>,
+    /// What each worker runs on (device-aware balances CPUs against accelerators).
+    pub devices: Vec<DeviceKind>,
     /// Requests a worker serves at once; more wait in its queue.
     pub slots: usize,
     /// Service time of one request at speed 1.0 (each request draws ±50%).
     pub service: Duration,
+}
+
+impl Fleet {
+    /// Worker `w`'s attributes in the pool.
+    fn info(&self, w: u32) -> WorkerInfo {
+        WorkerInfo::new().device(self.devices[w as usize])
+    }
 }
 
 /// One run's shape.
@@ -100,7 +109,11 @@ fn atomics<T>(n: usize, f: impl Fn() -> T) -> Vec<T> {
 pub fn run(load: &Load, selector: &dyn Selector, progress: &dyn Progress) -> Outcome {
     let workers = load.fleet.speeds.len();
     assert!(workers > 0 && load.fleet.slots > 0 && load.concurrency > 0 && load.threads > 0);
-    let pool = Pool::from_workers(0..workers as u32).expect("distinct keys");
+    assert_eq!(load.fleet.devices.len(), workers, "one device kind per worker");
+    let pool = Pool::new();
+    for w in 0..workers as u32 {
+        pool.insert_with(w, load.fleet.info(w)).expect("distinct keys");
+    }
     let n = load.requests;
     let run = Run {
         load,
@@ -247,7 +260,9 @@ impl<'p> Run<'p> {
                         let held = self.pool.in_flight(&c.worker).unwrap_or(0);
                         if held == 0 {
                             // It drained between the look and the removal: try again later.
-                            self.pool.insert(c.worker).expect("it was just removed");
+                            self.pool
+                                .insert_with(c.worker, self.load.fleet.info(c.worker))
+                                .expect("it was just removed");
                         } else {
                             out.worker = c.worker;
                             out.in_flight_at_removal = held;
@@ -267,7 +282,9 @@ impl<'p> Run<'p> {
     }
 
     fn readd(&self, c: &Churn, out: &mut ChurnOutcome, phase: &mut Phase, now: Duration) {
-        self.pool.insert(c.worker).expect("churned worker was removed");
+        self.pool
+            .insert_with(c.worker, self.load.fleet.info(c.worker))
+            .expect("churned worker was removed");
         out.kept_at_readd = self.pool.in_flight(&c.worker).unwrap_or(0);
         out.readded_ms = ms(now);
         out.served_while_out = self.served[c.worker as usize].load(Relaxed) - out.served_while_out;

@@ -12,6 +12,7 @@ pub mod stats;
 mod table;
 
 use std::time::Duration;
+use workerpick::DeviceKind;
 
 pub use engine::{Churn, Fleet, Load};
 pub use outcome::Outcome;
@@ -75,6 +76,7 @@ impl Config {
         Load {
             fleet: Fleet {
                 speeds: vec![1.0; CLASSIC_WORKERS],
+                devices: vec![DeviceKind::Accelerator; CLASSIC_WORKERS],
                 slots: CLASSIC_CONCURRENCY,
                 service: self.load.fleet.service,
             },
@@ -114,7 +116,7 @@ pub fn run(config: &Config, progress: &dyn Progress) -> Result<Vec<ModeReport>, 
                 config.rate_window,
             );
             Ok(ModeReport {
-                mode: mode.clone(),
+                mode: selector.name().to_owned(),
                 load,
                 selections_per_s,
                 bursts,

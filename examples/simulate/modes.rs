@@ -1,27 +1,23 @@
-//! The modes the simulator can run, by name.
+//! The modes the simulator can run, resolved by name through the crate's
+//! `Registry`, as a router resolves its configured mode.
 
-use workerpick::{LeastLoaded, PowerOfTwo, Random, RoundRobin, Selector};
+use std::sync::Arc;
+use workerpick::{Registry, Selector};
 
-/// Every built-in mode, in the order the report shows them.
-pub const ALL: &[&str] = &["random", "round-robin", "power-of-two", "least-loaded"];
+/// Every mode the registry knows, in its order: the built-ins.
+pub fn all() -> Vec<String> {
+    Registry::new().names().map(str::to_owned).collect()
+}
 
-/// The selector registered under `name`.
-pub fn selector(name: &str) -> Result<Box<dyn Selector>, String> {
-    Ok(match name {
-        "random" => Box::new(Random::new()),
-        "round-robin" => Box::new(RoundRobin::new()),
-        "power-of-two" => Box::new(PowerOfTwo::new()),
-        "least-loaded" => Box::new(LeastLoaded::new()),
-        _ => {
-            return Err(format!("unknown mode {name:?}; known modes: {}", ALL.join(", ")));
-        }
-    })
+/// The selector registered under `name` (any spelling the registry accepts).
+pub fn selector(name: &str) -> Result<Arc<dyn Selector>, String> {
+    Registry::new().resolve(name).map_err(|e| e.to_string())
 }
 
 /// Whether `mode` promises an exact split of reservations held together
-/// (every burst of 32 over 4 idle workers lands 8/8/8/8).
+/// (every burst of 32 over 4 idle accelerators lands 8/8/8/8).
 pub fn splits_exactly(mode: &str) -> bool {
-    matches!(mode, "round-robin" | "least-loaded")
+    matches!(mode, "round-robin" | "least-loaded" | "device-aware")
 }
 
 /// How `mode` keeps load off a slow worker, if it looks at load at all.

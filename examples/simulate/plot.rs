@@ -1,29 +1,38 @@
 //! `--plot FILE.svg`: every worker's in-flight count over time, one panel per mode.
 
-use super::ModeReport;
+use super::{Fleet, ModeReport};
 use plotters::prelude::*;
 use std::path::Path;
+use workerpick::DeviceKind;
 
 /// Most points drawn per line; longer runs are thinned evenly.
 const MAX_POINTS: usize = 1500;
 /// Width of the legend strip right of each chart.
 const LEGEND_PX: u32 = 150;
 
-/// Writes the plot of `reports`' fleet runs (workers of relative `speeds`) to `path`.
-pub fn svg(path: &Path, reports: &[ModeReport], speeds: &[f64]) -> Result<(), String> {
+/// Writes the plot of `reports`' runs on `fleet` to `path`.
+pub fn svg(path: &Path, reports: &[ModeReport], fleet: &Fleet) -> Result<(), String> {
     let err = |e: &dyn std::fmt::Display| format!("cannot draw {}: {e}", path.display());
     let root = SVGBackend::new(path, (1100, 280 * reports.len().max(1) as u32)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     for (area, r) in root.split_evenly((reports.len().max(1), 1)).iter().zip(reports) {
         let (chart, legend) = area.split_horizontally(area.dim_in_pixel().0 - LEGEND_PX);
         panel(&chart, r).map_err(|e| err(&e))?;
-        key(&legend, r, speeds).map_err(|e| err(&e))?;
+        key(&legend, r, fleet).map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 type DrawResult = Result<(), DrawingAreaErrorKind<<SVGBackend<'static> as DrawingBackend>::ErrorType>>;
+
+fn cpu(fleet: &Fleet, w: usize) -> &'static str {
+    if fleet.devices[w] == DeviceKind::Cpu {
+        "  cpu"
+    } else {
+        ""
+    }
+}
 
 fn color(w: usize) -> RGBAColor {
     Palette99::pick(w).to_rgba()
@@ -67,7 +76,7 @@ fn panel(area: &Area<'_>, r: &ModeReport) -> DrawResult {
 }
 
 /// The legend: one line per worker with its speed, and the churn marks.
-fn key(area: &Area<'_>, r: &ModeReport, speeds: &[f64]) -> DrawResult {
+fn key(area: &Area<'_>, r: &ModeReport, fleet: &Fleet) -> DrawResult {
     let font = ("sans-serif", 13).into_font();
     let mut y = 40;
     let mut line = |style: ShapeStyle, label: String| {
@@ -77,8 +86,11 @@ fn key(area: &Area<'_>, r: &ModeReport, speeds: &[f64]) -> DrawResult {
         y += 18;
         drawn
     };
-    for (w, speed) in speeds.iter().enumerate() {
-        line(color(w).stroke_width(2), format!("w{w}  speed {speed}"))?;
+    for (w, speed) in fleet.speeds.iter().enumerate() {
+        line(
+            color(w).stroke_width(2),
+            format!("w{w}  speed {speed}{}", cpu(fleet, w)),
+        )?;
     }
     if let Some(c) = &r.load.churn {
         line(BLACK.stroke_width(1), format!("w{} out / back", c.worker))?;

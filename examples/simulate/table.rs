@@ -5,6 +5,7 @@ use super::outcome::Outcome;
 use super::stats::ms;
 use super::{CLASSIC_CONCURRENCY, CLASSIC_WORKERS, Config, ModeReport};
 use std::fmt::Write;
+use workerpick::DeviceKind;
 
 /// Renders the table (`timer_ns` is the clock's own cost).
 pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
@@ -28,6 +29,17 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
         load.threads,
         load.seed,
     );
+    let cpus: Vec<String> = (0..fleet.speeds.len())
+        .filter(|&w| fleet.devices[w] == DeviceKind::Cpu)
+        .map(|w| format!("w{w}"))
+        .collect();
+    if !cpus.is_empty() {
+        let _ = writeln!(
+            o,
+            "Devices: {} on CPUs, the rest on accelerators (only device-aware looks).",
+            cpus.join(" ")
+        );
+    }
     if let Some(c) = load.churn {
         let _ = writeln!(
             o,
@@ -86,7 +98,12 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
     }
     o.push('\n');
     for (w, speed) in fleet.speeds.iter().enumerate() {
-        let _ = write!(o, "{:<7}{:>6}", format!("w{w}"), speed);
+        let cpu = if fleet.devices[w] == DeviceKind::Cpu {
+            " cpu"
+        } else {
+            ""
+        };
+        let _ = write!(o, "{:<7}{:>6}", format!("w{w}{cpu}"), speed);
         for r in reports {
             let x = &r.load.workers[w];
             let _ = write!(o, "  {:>8}{:>6}", x.requests, x.peak_in_flight);
@@ -236,8 +253,8 @@ fn reading(reports: &[ModeReport], speeds: &[f64]) -> String {
     }
     o.push_str(
         "- Rule of thumb: least-loaded when workers differ or requests vary (exact, one SIMD scan per pick);\n  \
-         power-of-two when the fleet is huge and a scan is too much; round-robin or random only for identical\n  \
-         workers and uniform requests.\n",
+         power-of-two when the fleet is huge and a scan is too much; device-aware when CPUs and accelerators\n  \
+         serve together; round-robin or random only for identical workers and uniform requests.\n",
     );
     let broken = super::violations(reports);
     if broken.is_empty() {
