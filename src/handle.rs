@@ -88,10 +88,7 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
 
     /// Picks a worker and books one unit of load on it.
     #[inline]
-    pub fn reserve<S: Selector + ?Sized>(
-        &mut self,
-        selector: &S,
-    ) -> Result<Reservation<'p, W>, Error> {
+    pub fn reserve<S: Selector + ?Sized>(&mut self, selector: &S) -> Result<Reservation<'p, W>, Error> {
         self.reserve_with(selector, &crate::request::DEFAULT_REQUEST)
     }
 
@@ -121,6 +118,6 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
     ) -> Result<&W, Error> {
         let snap = self.cache.load();
         let slot = pick::choose(self.pool, snap, &mut self.rng, request, selector, intent)?;
-        Ok(self.pool.key_in(snap, slot))
+        Ok(snap.key(slot))
     }
 }

@@ -50,10 +50,7 @@ impl<'p, W> Reservation<'p, W> {
         if weight == 0 {
             return Self::pinned(pool, slot);
         }
-        pool.slots
-            .counters
-            .get(slot)
-            .fetch_add(weight, Ordering::Relaxed);
+        pool.slots.counters.get(slot).fetch_add(weight, Ordering::Relaxed);
         Self::charged(pool, slot, weight)
     }
 
@@ -90,10 +87,7 @@ impl<'p, W> Reservation<'p, W> {
                 .counters
                 .get(self.slot)
                 .fetch_sub(self.weight, Ordering::Release);
-            debug_assert!(
-                before >= self.weight,
-                "workerpick: in-flight count underflow"
-            );
+            debug_assert!(before >= self.weight, "workerpick: in-flight count underflow");
         }
     }
 }

@@ -1,0 +1,84 @@
+//! Picks, previews, reservations and releases never touch the heap.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use workerpick::{LeastLoaded, Pool, PowerOfTwo, Random, Request, RoundRobin, Selector};
+
+struct Counting;
+
+thread_local! {
+    // Per thread: the harness and other tests allocate on their own threads
+    // while a test measures.
+    static ALLOCS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn count() {
+    ALLOCS.with(|n| n.set(n.get() + 1));
+}
+
+// SAFETY: defers to the system allocator; only counts calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: forwarded with the caller's layout.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        // SAFETY: forwarded as received.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Heap allocations `f` makes on this thread.
+fn allocations(f: impl FnOnce()) -> usize {
+    let before = ALLOCS.with(Cell::get);
+    f();
+    ALLOCS.with(Cell::get) - before
+}
+
+#[test]
+fn the_counter_sees_allocations() {
+    assert_eq!(allocations(|| drop(std::hint::black_box(vec![1u8; 16]))), 1);
+}
+
+#[test]
+fn the_hot_path_allocates_nothing() {
+    for workers in [1u64, 8, 1024, 5000] {
+        let pool = Pool::from_workers(0..workers).unwrap();
+        let half = pool.eligibility(|w| w % 2 == 0);
+        let masked = Request::new().eligible(&half);
+        let heavy = Request::new().weight(7);
+        let rr = RoundRobin::new();
+        let modes: [&dyn Selector; 4] = [&Random, &rr, &PowerOfTwo, &LeastLoaded];
+        let mut h = pool.handle();
+        let mut run = || {
+            for mode in modes {
+                for req in [&Request::new(), &masked, &heavy] {
+                    let _ = h.select_with(mode, req).unwrap();
+                    let _ = h.preview_with(mode, req).unwrap();
+                    let r = h.reserve_with(mode, req).unwrap();
+                    let mut pinned = h.reserve_worker(&0, 1).unwrap();
+                    pinned.retarget(r.worker()).unwrap();
+                    drop((r, pinned));
+                    let _ = pool.select_with(mode, req).unwrap();
+                    drop(pool.reserve_with(mode, req).unwrap());
+                }
+            }
+        };
+        run(); // first use of thread-locals may set them up
+        let n = allocations(|| {
+            for _ in 0..100 {
+                run();
+            }
+        });
+        assert_eq!(n, 0, "{workers} workers: {n} allocations");
+    }
+}
