@@ -12,39 +12,40 @@ use loom_tests::{assert_idle, assert_storage_settled, model};
 use workerpick::{Error, LeastLoaded, Pool, Request};
 
 /// A least-loaded pick restricted to worker 0 loads its snapshot, scans, and
-/// books with a compare-and-swap while another thread removes 0 and inserts
-/// 2. If 2 took over 0's storage under the pick, the swap would charge 2.
+/// books with a compare-and-swap while one thread removes 0 and another
+/// inserts 2. If 2 took over 0's storage under the pick, the swap would
+/// charge 2. (The pick runs on the model's main thread and removal and
+/// insertion on two others, so that the hazardous order, pick / remove /
+/// snapshot drop / insert, takes only two preemptions.)
 #[test]
 fn stale_pick_never_charges_the_slots_next_owner() {
     model("stale_pick", || {
         let pool = Arc::new(Pool::from_workers([0u32, 1]).unwrap());
         let only_0 = pool.eligibility(|w| *w == 0);
-        let picker = {
+        let remover = {
             let pool = pool.clone();
-            thread::spawn(move || {
-                // `Pool::reserve_with` drops its snapshot as soon as the
-                // booking is made (a `Handle` would keep it to its next pick).
-                let req = Request::new().eligible(&only_0);
-                match pool.reserve_with(&LeastLoaded::new(), &req) {
-                    Ok(r) => {
-                        assert_eq!(pool.in_flight(&0), Some(1), "the booking on 0 is gone");
-                        assert_eq!(pool.in_flight(&2).unwrap_or(0), 0, "charged 0's successor");
-                        assert_eq!(*r.worker(), 0, "booked outside the mask");
-                    }
-                    Err(e) => assert_eq!(e, Error::NoEligibleWorker),
-                }
-            })
+            thread::spawn(move || pool.remove(&0).unwrap())
         };
-        let swapper = {
+        let inserter = {
             let pool = pool.clone();
             thread::spawn(move || {
-                pool.remove(&0).unwrap();
                 pool.insert(2).unwrap();
                 assert_eq!(pool.in_flight(&2), Some(0), "2 inherited someone's load");
             })
         };
-        picker.join().unwrap();
-        swapper.join().unwrap();
+        // `Pool::reserve_with` drops its snapshot as soon as the booking is
+        // made (a `Handle` would keep it to its next pick).
+        let req = Request::new().eligible(&only_0);
+        match pool.reserve_with(&LeastLoaded::new(), &req) {
+            Ok(r) => {
+                assert_eq!(pool.in_flight(&0), Some(1), "the booking on 0 is gone");
+                assert_eq!(pool.in_flight(&2).unwrap_or(0), 0, "charged 0's successor");
+                assert_eq!(*r.worker(), 0, "booked outside the mask");
+            }
+            Err(e) => assert_eq!(e, Error::NoEligibleWorker),
+        }
+        remover.join().unwrap();
+        inserter.join().unwrap();
         assert_idle(&pool, [0, 1, 2]);
         assert_storage_settled(&pool);
     });
