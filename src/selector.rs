@@ -48,6 +48,26 @@ pub trait Selector: Send + Sync {
     fn charges(&self) -> bool {
         true
     }
+
+    /// The built-in mode behind this selector, if it is one: lets a call
+    /// through `&dyn Selector` take the same inlined path as a direct call.
+    /// Custom selectors keep the default.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        None
+    }
+}
+
+/// The built-in modes, by reference (see [`Selector::builtin`]).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub enum Builtin<'s> {
+    Random(&'s crate::Random),
+    RoundRobin(&'s crate::RoundRobin),
+    PowerOfTwo(&'s crate::PowerOfTwo),
+    LeastLoaded(&'s crate::LeastLoaded),
+    DeviceAware(&'s crate::DeviceAware),
 }
 
 impl<S: Selector + ?Sized> Selector for &S {
@@ -60,6 +80,10 @@ impl<S: Selector + ?Sized> Selector for &S {
     }
     fn charges(&self) -> bool {
         (**self).charges()
+    }
+    #[inline(always)]
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        (**self).builtin()
     }
 }
 
@@ -74,6 +98,10 @@ impl<S: Selector + ?Sized> Selector for Box<S> {
     fn charges(&self) -> bool {
         (**self).charges()
     }
+    #[inline(always)]
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        (**self).builtin()
+    }
 }
 
 impl<S: Selector + ?Sized> Selector for std::sync::Arc<S> {
@@ -86,6 +114,10 @@ impl<S: Selector + ?Sized> Selector for std::sync::Arc<S> {
     }
     fn charges(&self) -> bool {
         (**self).charges()
+    }
+    #[inline(always)]
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        (**self).builtin()
     }
 }
 
