@@ -2,6 +2,7 @@
 //! custom policies implement alike.
 
 use crate::device::WorkerInfo;
+use crate::eligibility::UNBUILT;
 use crate::rng::Rng;
 use crate::scan::{self, Backend, MinTies};
 use crate::slots::{CHUNK, Counters};
@@ -195,6 +196,11 @@ impl<'a> Context<'a> {
             None => Candidates::Fresh {
                 slots: &set.members,
                 lanes: &set.excluded,
+            },
+            // Never built (`Eligibility::new()`): it admits nothing.
+            Some(mask) if mask.pool == UNBUILT => Candidates::Fresh {
+                slots: &[],
+                lanes: &[],
             },
             Some(mask) if mask.pool != pool_id => {
                 return Err(Error::InvalidConfig {
