@@ -23,5 +23,7 @@
 //! successful swap books a true global minimum: `T` threads reserving `k`
 //! times over `W` idle workers end at exactly `kT/W`. A release that lands
 //! between the scan and the swap can make the pick one release stale.
-//! After 32 lost races in a row a reservation books its last choice with a
-//! plain increment (counted in [`PoolStats::fallbacks`](crate::PoolStats)).
+//! After 32 lost races in a row a reservation books its last choice without
+//! validating its load (counted in [`PoolStats::fallbacks`](crate::PoolStats)).
+//! No booking takes a load past `u32::MAX`: it fails with
+//! [`Error::LoadOverflow`](crate::Error::LoadOverflow) instead of wrapping.

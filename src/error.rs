@@ -45,6 +45,9 @@ pub enum Error {
         /// The selector's name.
         selector: String,
     },
+    /// Booking the request's weight would take the worker's in-flight load
+    /// past `u32::MAX`; nothing was booked.
+    LoadOverflow,
 }
 
 impl fmt::Display for Error {
@@ -79,6 +82,9 @@ impl fmt::Display for Error {
             Error::InvalidChoice { selector } => write!(
                 f,
                 "selector `{selector}` chose a worker outside its candidates; this is a bug in that selector"
+            ),
+            Error::LoadOverflow => f.write_str(
+                "load overflow: booking this weight would take the worker's in-flight load past u32::MAX; charge smaller weights",
             ),
         }
     }

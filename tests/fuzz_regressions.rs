@@ -1,6 +1,6 @@
 //! Regression tests for bugs the fuzz targets (`fuzz/`) found, one per bug.
 
-use workerpick::{Eligibility, Error, LeastLoaded, Pool, Random, Request, RoundRobin};
+use workerpick::{Eligibility, Error, LeastLoaded, Pool, PowerOfTwo, Random, Request, RoundRobin};
 
 /// `fuzz/artifacts/ops/crash-71cfa3b7…`: a mask from `Eligibility::new()`
 /// ("admits nothing until rebuilt") was refused as built for another pool.
@@ -37,4 +37,63 @@ fn an_unbuilt_mask_admits_nothing() {
         pool.select_with(&Random::new(), &Request::new().eligible(&mask)),
         Ok(2)
     );
+}
+
+/// `fuzz/artifacts/ops/crash-2bd80fbd…`: two bookings whose weights summed past
+/// `u32::MAX` wrapped the worker's count. A count that wraps to 0 under live
+/// reservations lets a removed worker's slot be reused while they still name it.
+#[test]
+fn a_booking_never_wraps_the_load() {
+    let pool = Pool::from_workers([7u8, 8]).unwrap();
+    let big = pool.reserve_worker(&7, 3_318_072_773).unwrap();
+    assert_eq!(
+        pool.reserve_worker(&7, 1_271_252_421).err(),
+        Some(Error::LoadOverflow)
+    );
+    assert_eq!(pool.in_flight(&7), Some(3_318_072_773));
+
+    // Every booking path refuses, and books nothing.
+    let heavy = Request::new().weight(u32::MAX);
+    let on_7 = pool.eligibility(|&w| w == 7);
+    let only_7 = Request::new().weight(u32::MAX).eligible(&on_7);
+    assert_eq!(
+        pool.reserve_with(&RoundRobin::new(), &only_7).err(),
+        Some(Error::LoadOverflow)
+    );
+    assert_eq!(
+        pool.reserve_with(&Random::new(), &only_7).err(),
+        Some(Error::LoadOverflow)
+    );
+    assert_eq!(
+        pool.reserve_with(&LeastLoaded::new(), &only_7).err(),
+        Some(Error::LoadOverflow)
+    );
+    assert_eq!(
+        pool.handle().reserve_with(&PowerOfTwo::new(), &only_7).err(),
+        Some(Error::LoadOverflow)
+    );
+    let mut full = pool.reserve_with(&LeastLoaded::new(), &heavy).unwrap();
+    assert_eq!(*full.worker(), 8);
+    assert_eq!(full.retarget(&7), Err(Error::LoadOverflow));
+    assert_eq!(
+        (pool.in_flight(&7), pool.in_flight(&8)),
+        (Some(3_318_072_773), Some(u32::MAX))
+    );
+
+    // Up to exactly u32::MAX is fine, and a load at u32::MAX is still least-loaded-comparable.
+    let rest = pool.reserve_worker(&7, u32::MAX - 3_318_072_773).unwrap();
+    assert_eq!(pool.in_flight(&7), Some(u32::MAX));
+    assert_eq!(
+        pool.reserve_with(&LeastLoaded::new(), &Request::new().weight(0))
+            .map(|r| r.weight()),
+        Ok(0)
+    );
+
+    // Removed while loaded, the worker drains and disappears.
+    pool.remove(&7).unwrap();
+    drop((big, rest, full));
+    assert_eq!(pool.in_flight(&7), None);
+    assert_eq!(pool.in_flight(&8), Some(0));
+    assert_eq!(pool.reclaim(), 1);
+    assert_eq!(pool.stats().draining, 0);
 }
