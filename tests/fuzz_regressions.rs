@@ -97,3 +97,31 @@ fn a_booking_never_wraps_the_load() {
     assert_eq!(pool.reclaim(), 1);
     assert_eq!(pool.stats().draining, 0);
 }
+
+/// `fuzz/artifacts/ops/crash-2daf911a…`: `replace` counted the slots it needed
+/// before reclaiming, and reclaiming can turn a draining worker it names into a
+/// fresh one. It then ran out of slots half-way, returned `CapacityExceeded`
+/// with its member list emptied and two slots assigned to nobody, and every
+/// later insert failed.
+#[test]
+fn a_refused_replace_changes_nothing() {
+    let pool = Pool::with_max_workers(2).unwrap();
+    pool.insert(5u8).unwrap();
+    let old = pool.handle(); // caches a snapshot naming 5
+    pool.remove(&5).unwrap(); // 5 drains until that snapshot is gone
+    drop(old);
+    assert_eq!(pool.stats().draining, 1);
+
+    // 5 is reclaimed on the way and needs a fresh slot too: 3 > 2.
+    assert_eq!(pool.replace([5, 2, 0]), Err(Error::CapacityExceeded { limit: 2 }));
+    assert!(pool.is_empty());
+    let stats = pool.stats();
+    assert_eq!((stats.draining, stats.free_slots, stats.capacity), (0, 1, 1));
+
+    pool.insert(1).unwrap();
+    pool.insert(2).unwrap();
+    assert_eq!(pool.loads(), [(1, 0), (2, 0)]);
+    pool.remove(&1).unwrap();
+    pool.insert(0).unwrap();
+    assert_eq!(pool.loads(), [(2, 0), (0, 0)]);
+}
