@@ -3,7 +3,7 @@
 //! compare-and-swap.
 
 use crate::reservation::add_load;
-use crate::selector::{Candidates, Choice, Context, Intent};
+use crate::selector::{Builtin, Candidates, Choice, Context, Intent};
 use crate::snapshot::Snapshot;
 use crate::sync::atomic::Ordering;
 use crate::{Error, Pool, Request, Reservation, Rng, Selector};
@@ -45,9 +45,53 @@ fn ask<'a, S: Selector + ?Sized>(selector: &S, cx: &mut Context<'a>) -> Result<C
     selector.choose(cx).ok_or_else(|| cx.empty_error())
 }
 
+/// Calls `$body` with `$s` bound to the concrete built-in behind `$selector`,
+/// or to `$selector` itself. For a concrete selector type the match folds
+/// away; through `&dyn Selector` it costs one virtual call and a jump, and each
+/// built-in then runs the same inlined path as a direct call.
+macro_rules! devirtualize {
+    ($selector:expr, |$s:ident| $body:expr) => {
+        match $selector.builtin() {
+            Some(Builtin::Random($s)) => $body,
+            Some(Builtin::RoundRobin($s)) => $body,
+            Some(Builtin::PowerOfTwo($s)) => $body,
+            Some(Builtin::LeastLoaded($s)) => $body,
+            Some(Builtin::DeviceAware($s)) => $body,
+            None => {
+                let $s = $selector;
+                $body
+            }
+        }
+    };
+}
+
 /// A pick that books nothing (select or preview): the chosen slot.
 #[inline(always)]
 pub(crate) fn choose<W, S: Selector + ?Sized>(
+    pool: &Pool<W>,
+    snap: &Snapshot<W>,
+    rng: &mut Rng,
+    request: &Request<'_>,
+    selector: &S,
+    intent: Intent,
+) -> Result<u32, Error> {
+    devirtualize!(selector, |s| choose_as(pool, snap, rng, request, s, intent))
+}
+
+/// A pick that books `request.weight` on the chosen worker.
+#[inline(always)]
+pub(crate) fn reserve<'p, W, S: Selector + ?Sized>(
+    pool: &'p Pool<W>,
+    snap: &Snapshot<W>,
+    rng: &mut Rng,
+    request: &Request<'_>,
+    selector: &S,
+) -> Result<Reservation<'p, W>, Error> {
+    devirtualize!(selector, |s| reserve_as(pool, snap, rng, request, s))
+}
+
+#[inline(always)]
+fn choose_as<W, S: Selector + ?Sized>(
     pool: &Pool<W>,
     snap: &Snapshot<W>,
     rng: &mut Rng,
@@ -61,7 +105,7 @@ pub(crate) fn choose<W, S: Selector + ?Sized>(
 
 /// A pick that books `request.weight` on the chosen worker.
 #[inline(always)]
-pub(crate) fn reserve<'p, W, S: Selector + ?Sized>(
+fn reserve_as<'p, W, S: Selector + ?Sized>(
     pool: &'p Pool<W>,
     snap: &Snapshot<W>,
     rng: &mut Rng,
