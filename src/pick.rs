@@ -2,14 +2,15 @@
 //! selector, check its answer, and book the load with a validated
 //! compare-and-swap.
 
+use crate::reservation::add_load;
 use crate::selector::{Builtin, Candidates, Choice, Context, Intent};
 use crate::snapshot::Snapshot;
 use crate::sync::atomic::Ordering;
 use crate::{Error, Pool, Request, Reservation, Rng, Selector};
 
 /// How many times a reservation asks the selector again after losing a
-/// compare-and-swap. When the bound is hit it books the last choice with a
-/// plain increment (counted in `PoolStats::fallbacks`). Losing 32 races in a
+/// compare-and-swap. When the bound is hit it books the last choice without
+/// validating its load (counted in `PoolStats::fallbacks`). Losing 32 races in a
 /// row needs 32 other bookings to land on the same worker between one scan
 /// and its swap; under ordinary contention it does not happen.
 pub(crate) const MAX_ATTEMPTS: u32 = 32;
@@ -125,11 +126,11 @@ fn reserve_as<'p, W, S: Selector + ?Sized>(
         // ordered by the snapshot we hold (see `writer::reclaim`).
         match choice.seen {
             None => {
-                counter.fetch_add(weight, Ordering::Relaxed);
+                add_load(counter, weight)?;
                 return Ok(Reservation::charged(pool, slot, weight));
             }
             Some(seen) => {
-                let booked = seen.wrapping_add(weight);
+                let booked = seen.checked_add(weight).ok_or(Error::LoadOverflow)?;
                 if counter
                     .compare_exchange(seen, booked, Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok()
@@ -140,8 +141,8 @@ fn reserve_as<'p, W, S: Selector + ?Sized>(
         }
         last = slot;
     }
+    add_load(pool.slots.counters.get(last), weight)?;
     pool.note_fallback();
-    pool.slots.counters.get(last).fetch_add(weight, Ordering::Relaxed);
     Ok(Reservation::charged(pool, last, weight))
 }
 
@@ -153,5 +154,5 @@ pub(crate) fn reserve_worker<'p, W: Eq + core::hash::Hash>(
     weight: u32,
 ) -> Result<Reservation<'p, W>, Error> {
     let &slot = snap.index.get(worker).ok_or(Error::UnknownWorker)?;
-    Ok(Reservation::book(pool, slot, weight))
+    Reservation::book(pool, slot, weight)
 }

@@ -2,6 +2,7 @@
 //! custom policies implement alike.
 
 use crate::device::WorkerInfo;
+use crate::eligibility::UNBUILT;
 use crate::rng::Rng;
 use crate::scan::{self, Backend, MinTies};
 use crate::slots::Counters;
@@ -261,6 +262,13 @@ impl<'a> Candidates<'a> {
     }
 
     fn masked(set: &'a SetView, pool_id: u64, mask: &'a Eligibility) -> Result<Self, Error> {
+        if mask.pool == UNBUILT {
+            // `Eligibility::new()`, never built: it admits nothing.
+            return Ok(Candidates::Fresh {
+                slots: &[],
+                lanes: &[],
+            });
+        }
         if mask.pool != pool_id {
             return Err(Error::InvalidConfig {
                 what: "eligibility mask",
