@@ -34,41 +34,50 @@ fn thread_counts() -> Vec<usize> {
         .collect()
 }
 
-/// Runs `threads` copies of a loop of `iters` operations, each thread keeping
-/// `held` results alive in a ring, and returns the wall time from the moment
-/// all threads are ready until the last one finished its loop (set-up and the
-/// final releases are outside the timed span).
-fn timed<G, F: FnMut() -> G>(threads: usize, iters: u64, held: usize, op: impl Fn() -> F + Sync) -> Duration {
-    let start = Barrier::new(threads + 1);
-    let done = Barrier::new(threads + 1);
+/// Operations per thread in one criterion iteration: enough that a sample of
+/// the slowest case (the reference least-loaded over 1024 workers) is not one
+/// barrier wake-up.
+const BATCH: u64 = 16;
+
+/// Runs `threads` copies of a loop of `ops` operations, each thread keeping
+/// `held` results alive in a ring, and returns the wall time from the first
+/// thread's start to the last thread's end. Each thread stamps its own span
+/// after the common start barrier, so neither set-up (the ring's prefill, the
+/// final releases) nor a late-scheduled coordinating thread is in the figure.
+fn timed<G, F: FnMut() -> G>(threads: usize, ops: u64, held: usize, op: impl Fn() -> F + Sync) -> Duration {
+    let start = Barrier::new(threads);
     std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                let mut next = op();
-                let mut ring: Vec<G> = (0..held).map(|_| next()).collect();
-                start.wait();
-                if held == 0 {
-                    for _ in 0..iters {
-                        drop(black_box(next()));
-                    }
-                } else {
-                    let mut i = 0;
-                    for _ in 0..iters {
-                        ring[i] = next();
-                        i += 1;
-                        if i == held {
-                            i = 0;
+        let spans: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut next = op();
+                    let mut ring: Vec<G> = (0..held).map(|_| next()).collect();
+                    start.wait();
+                    let t0 = Instant::now();
+                    if held == 0 {
+                        for _ in 0..ops {
+                            drop(black_box(next()));
+                        }
+                    } else {
+                        let mut i = 0;
+                        for _ in 0..ops {
+                            ring[i] = next();
+                            i += 1;
+                            if i == held {
+                                i = 0;
+                            }
                         }
                     }
-                }
-                done.wait();
-                drop(ring);
-            });
-        }
-        start.wait();
-        let t0 = Instant::now();
-        done.wait();
-        t0.elapsed()
+                    let t1 = Instant::now();
+                    drop(ring);
+                    (t0, t1)
+                })
+            })
+            .collect();
+        let spans: Vec<(Instant, Instant)> = spans.into_iter().map(|h| h.join().unwrap()).collect();
+        let first = spans.iter().map(|s| s.0).min().unwrap();
+        let last = spans.iter().map(|s| s.1).max().unwrap();
+        last - first
     })
 }
 
@@ -92,17 +101,21 @@ fn group<S: Selector>(c: &mut Criterion, mode: Mode, n: usize, sel: &S, counts: 
     for held in [0, n] {
         for &t in counts {
             let f = format!("threads{t}-held{held}");
-            g.throughput(Throughput::Elements(t as u64));
+            g.throughput(Throughput::Elements(t as u64 * BATCH));
             g.bench_function(BenchmarkId::new(&f, "workerpick-handle"), |b| {
                 b.iter_custom(|iters| {
-                    timed(t, iters, held, || {
+                    timed(t, iters * BATCH, held, || {
                         let mut h = pool.handle_with_rng(Rng::new());
                         move || h.reserve(sel).unwrap()
                     })
                 })
             });
             g.bench_function(BenchmarkId::new(&f, "reference"), |b| {
-                b.iter_custom(|iters| timed(t, iters, held, || || reference.reserve(policy, None).unwrap()))
+                b.iter_custom(|iters| {
+                    timed(t, iters * BATCH, held, || {
+                        || reference.reserve(policy, None).unwrap()
+                    })
+                })
             });
         }
     }

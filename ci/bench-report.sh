@@ -33,7 +33,10 @@ if [ "$render_only" = 0 ]; then
     rm -rf "$target/criterion" "$out"
     mkdir -p "$out"
     flags=$(grep -m1 '^flags' /proc/cpuinfo || true)
-    features=$(for f in sse4_2 avx2 avx512f avx512bw; do [[ " $flags " == *" $f "* ]] && printf '%s ' "$f"; done)
+    features=""
+    for f in sse4_2 avx2 avx512f avx512bw; do
+        if [[ " $flags " == *" $f "* ]]; then features+="$f "; fi
+    done
     {
         echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
         echo "command=WORKERPICK_BENCH_THREADS=$WORKERPICK_BENCH_THREADS ci/bench-report.sh${crit_args[*]:+ -- ${crit_args[*]}}"
@@ -42,6 +45,7 @@ if [ "$render_only" = 0 ]; then
         echo "features=${features:-none of sse4_2/avx2/avx512}"
         echo "rustc=$(rustc -V)"
         echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
+        echo "autogroup=$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo unknown)"
     } >"$out/run.txt"
     start=$SECONDS
     echo "=== allocations"
