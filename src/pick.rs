@@ -130,7 +130,9 @@ fn reserve_as<'p, W, S: Selector + ?Sized>(
                 return Ok(Reservation::charged(pool, slot, weight));
             }
             Some(seen) => {
-                let booked = seen.checked_add(weight).ok_or(Error::LoadOverflow)?;
+                let Some(booked) = seen.checked_add(weight) else {
+                    return Err(Error::LoadOverflow);
+                };
                 if counter
                     .compare_exchange(seen, booked, Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok()
@@ -153,6 +155,8 @@ pub(crate) fn reserve_worker<'p, W: Eq + core::hash::Hash>(
     worker: &W,
     weight: u32,
 ) -> Result<Reservation<'p, W>, Error> {
-    let &slot = snap.index.get(worker).ok_or(Error::UnknownWorker)?;
+    let Some(&slot) = snap.index.get(worker) else {
+        return Err(Error::UnknownWorker);
+    };
     Reservation::book(pool, slot, weight)
 }

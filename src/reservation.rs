@@ -106,7 +106,9 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Reservation<'p, W> {
     /// ```
     pub fn retarget(&mut self, worker: &W) -> Result<(), Error> {
         let snap = self.pool.snapshot();
-        let &slot = snap.index.get(worker).ok_or(Error::UnknownWorker)?;
+        let Some(&slot) = snap.index.get(worker) else {
+            return Err(Error::UnknownWorker);
+        };
         if slot != self.slot {
             // Book the new one before giving back the old: the load never
             // dips, and each side changes exactly once.
@@ -129,7 +131,9 @@ pub(crate) fn add_load(counter: &AtomicU32, weight: u32) -> Result<(), Error> {
     // Relaxed: the count itself is the only datum (see `pick::reserve`).
     let mut seen = counter.load(Ordering::Relaxed);
     loop {
-        let booked = seen.checked_add(weight).ok_or(Error::LoadOverflow)?;
+        let Some(booked) = seen.checked_add(weight) else {
+            return Err(Error::LoadOverflow);
+        };
         match counter.compare_exchange_weak(seen, booked, Ordering::Relaxed, Ordering::Relaxed) {
             Ok(_) => return Ok(()),
             Err(now) => seen = now,
