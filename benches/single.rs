@@ -157,34 +157,23 @@ fn floor(c: &mut Criterion<CpuTime>) {
     g.finish();
 }
 
-/// One chunk of counters, aligned like the pool's.
+/// Counters for the largest worker count, cache-line aligned like the pool's.
 #[repr(C, align(64))]
-struct Chunk([AtomicU32; 1024]);
+struct Counters([AtomicU32; 10_240]);
 
-/// The least-loaded scan alone (min and tie count over `n` idle counters),
-/// chunk by chunk as the pool runs it, for every backend this CPU has.
+/// The least-loaded scan alone (min and tie count over `n` idle counters, the
+/// exclusion lanes padded to 16 as the snapshot pads them), for every backend
+/// this CPU has.
 fn scan(c: &mut Criterion<CpuTime>) {
     use workerpick::scan::{self, Backend};
+    let counters = Box::new(Counters(core::array::from_fn(|_| AtomicU32::new(0))));
     for n in WORKERS {
-        let chunks: Vec<Chunk> = (0..n.div_ceil(1024))
-            .map(|_| Chunk(core::array::from_fn(|_| AtomicU32::new(0))))
-            .collect();
         let lanes = vec![0u32; n.div_ceil(16) * 16];
+        let counters = &counters.0[..lanes.len()];
         let mut g = c.benchmark_group(format!("scan/{n}"));
         for &backend in Backend::available() {
             g.bench_function(BenchmarkId::new("min-ties", backend.name()), |b| {
-                b.iter(|| {
-                    let mut acc = (u32::MAX, 0u32);
-                    for (chunk, lanes) in chunks.iter().zip(lanes.chunks(1024)) {
-                        let r = scan::min_ties(backend, &chunk.0[..lanes.len()], lanes);
-                        if r.min < acc.0 {
-                            acc = (r.min, r.ties);
-                        } else if r.min == acc.0 {
-                            acc.1 += r.ties;
-                        }
-                    }
-                    acc
-                })
+                b.iter(|| scan::min_ties(backend, counters, &lanes))
             });
         }
         g.finish();
