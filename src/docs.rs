@@ -1,27 +1,74 @@
 //! Design notes, rendered with the API docs. Nothing to call here.
-//!
-//! # Storage
-//! Counters live in fixed-size, cache-line-aligned chunks of `AtomicU32`
-//! that are allocated on growth and never moved or freed while the pool
-//! lives. A [`Reservation`](crate::Reservation) borrows the pool, so it holds
-//! a reference to its counter that stays valid by construction: growth cannot
-//! lose a decrement, and booking or releasing touches no reference count.
-//!
-//! # Snapshots and slot reuse
-//! The worker set is an immutable snapshot published through `arc-swap`.
-//! A removed worker's slot is reused for another worker only when (1) no live
-//! snapshot names it — every published snapshot carries a liveness flag its
-//! `Drop` clears (Release), read by the writer (Acquire) — and then (2) its
-//! counter and pin count are zero. A pick that loaded an old snapshot keeps that
-//! snapshot alive, so its compare-and-swap can only land on the worker it
-//! names. Re-adding the same key while its load is alive revives the same slot
-//! and identity, so the load shows again.
-//!
-//! # Exactness of least-loaded
-//! The scan reads each counter once (SIMD) and books with a compare-and-swap
-//! from the minimum it saw. With no releases, counters only grow, so a
-//! successful swap books a true global minimum: `T` threads reserving `k`
-//! times over `W` idle workers end at exactly `kT/W`. A release that lands
-//! between the scan and the swap can make the pick one release stale.
-//! After 32 lost races in a row a reservation books its last choice with a
-//! plain increment (counted in [`PoolStats::fallbacks`](crate::PoolStats)).
+
+/// How the data structure answers DESIGN §2 and §3.
+///
+/// # Counter storage
+/// In-flight counts are one packed array of `AtomicU32`, cache-line aligned
+/// and reserved for the pool's worker limit when the pool is built (zeroed
+/// memory; on Linux untouched pages cost nothing). It never moves and is freed
+/// only with the pool. A [`Reservation`](crate::Reservation) borrows the pool,
+/// so its counter outlives it by construction: adding workers cannot lose a
+/// decrement, and booking or releasing touches no reference count.
+///
+/// # Snapshots
+/// The worker set is an immutable snapshot (member slots in set order, an
+/// exclusion lane per slot for the scan, per-slot identity generations,
+/// attributes and keys) published through `arc-swap`. A
+/// [`Handle`](crate::Handle) keeps an `arc_swap::Cache` of it and revalidates
+/// it with one pointer comparison per pick, so a worker removed before a pick
+/// starts is never chosen by it.
+///
+/// # Slot reuse (the stale-pick hazard)
+/// A removed worker's slot is handed to another worker only when (1) no live
+/// snapshot names it — each published snapshot carries a liveness flag that its
+/// `Drop` clears with Release and the writer reads with Acquire — and then
+/// (2) its counter and its pin count read zero (Acquire, pairing with the
+/// Release of every release). A pick that loaded an old snapshot keeps that
+/// snapshot alive, so its compare-and-swap can only land on the worker it
+/// names. Re-adding the same key while its load is alive revives the same slot
+/// and identity, so the retained load shows.
+///
+/// # Booking
+/// Power-of-two and least-loaded answer with the load they compared; the
+/// booking is a compare-and-swap from that value, and on failure the selector
+/// is asked again, at most 32 times, after which the last choice is booked
+/// with a plain increment (counted in [`PoolStats`](crate::PoolStats)).
+/// With no releases loads only grow, so a successful swap from the scanned
+/// minimum books a true global minimum: `T` threads reserving `k` times over
+/// `W` idle workers end at exactly `kT/W` each. A release that lands between
+/// the scan and the swap can make a pick one release stale.
+///
+/// # The least-loaded scan
+/// A fused SIMD pass computes the minimum of `counter | exclusion` and how
+/// many lanes tie for it; one draw picks the tie; a second pass finds it. The
+/// backend (AVX-512, AVX2, scalar) is detected once at run time, so a default
+/// `cargo build --release` gets the fast path. See [`scan`](crate::scan) for
+/// why the vector loads of atomics are sound.
+///
+/// # Selectors
+/// Modes are plug-ins behind the object-safe [`Selector`](crate::Selector)
+/// trait; the pool's entry points are generic over `S: Selector + ?Sized`, so
+/// a built-in called directly is monomorphised and a `&dyn Selector` costs one
+/// indirect call. A [`Slot`](crate::Slot) carries the lifetime of its pick, so
+/// a selector can only answer with a candidate of the pick at hand.
+pub mod design {}
+
+/// What this crate does not do, and the edges of what it does.
+///
+/// - The total in-flight weight booked on one worker must stay below `2^32`.
+/// - A pool holds at most its worker limit of slots (live workers plus
+///   removed ones still draining); the counters for the limit are reserved up
+///   front (4 bytes a slot).
+/// - A `Handle` that is never used again keeps its cached snapshot alive; the
+///   slots of workers removed since then are not reused until it is dropped or
+///   picks again (the pool takes fresh slots meanwhile).
+/// - Reservations borrow the pool. To move them into `'static` tasks, keep the
+///   pool in a `static` (`OnceLock`) or leak it once at start-up.
+/// - Least-loaded with concurrent releases may be one release stale; without
+///   releases it is exact.
+/// - Packages considered and left out: `wide` picks instructions at compile
+///   time only, and on the default x86-64 target its unsigned 32-bit min is
+///   per-lane scalar (slower than a plain loop), so the scan uses `std::arch`
+///   with run-time detection instead; `portable-atomic` is not needed because
+///   every atomic here is a native 32- or 64-bit one.
+pub mod limitations {}

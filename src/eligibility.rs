@@ -71,7 +71,7 @@ impl Eligibility {
         self.excluded.clear();
         self.excluded.resize(view.scan_len(), u32::MAX);
         for &slot in view.members.iter() {
-            if admit(pool.key_in(snap, slot)) {
+            if admit(snap.key(slot)) {
                 self.slots.push(slot);
                 self.gens.push(view.gens[slot as usize]);
                 self.excluded[slot as usize] = 0;

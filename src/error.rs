@@ -37,13 +37,11 @@ pub enum Error {
         /// Why it was refused.
         why: String,
     },
-    /// The set would exceed [`MAX_WORKERS`](crate::MAX_WORKERS) slots.
-    CapacityExceeded,
-    /// A selector answered with a worker that is not one of the candidates it
-    /// was given; the pick was refused rather than trusted.
-    InvalidChoice {
-        /// The selector's name.
-        selector: String,
+    /// The set would exceed the pool's worker limit (see
+    /// [`Pool::with_max_workers`](crate::Pool::with_max_workers)).
+    CapacityExceeded {
+        /// The pool's limit on worker slots.
+        limit: usize,
     },
 }
 
@@ -71,14 +69,10 @@ impl fmt::Display for Error {
                 write!(f, "selector name `{name}` is already registered; choose another name")
             }
             Error::InvalidConfig { what, why } => write!(f, "invalid configuration: {what}: {why}"),
-            Error::CapacityExceeded => write!(
+            Error::CapacityExceeded { limit } => write!(
                 f,
-                "capacity exceeded: a pool holds at most {} worker slots (live workers plus removed ones still draining)",
-                crate::MAX_WORKERS
-            ),
-            Error::InvalidChoice { selector } => write!(
-                f,
-                "selector `{selector}` chose a worker outside its candidates; this is a bug in that selector"
+                "capacity exceeded: this pool holds at most {limit} worker slots (live workers plus removed \
+                 ones still draining); build it with `Pool::with_max_workers` for more"
             ),
         }
     }

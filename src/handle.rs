@@ -118,6 +118,6 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
     ) -> Result<&W, Error> {
         let snap = self.cache.load();
         let slot = pick::choose(self.pool, snap, &mut self.rng, request, selector, intent)?;
-        Ok(self.pool.key_in(snap, slot))
+        Ok(snap.key(slot))
     }
 }

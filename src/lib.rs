@@ -65,7 +65,7 @@ pub use reservation::Reservation;
 pub use rng::Rng;
 pub use selector::{Choice, Context, Intent, Selector, Slot};
 pub use selectors::{LeastLoaded, PowerOfTwo, Random, RoundRobin};
-pub use slots::MAX_WORKERS;
+pub use slots::{DEFAULT_MAX_WORKERS, MAX_WORKERS_LIMIT};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

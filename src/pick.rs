@@ -2,7 +2,7 @@
 //! selector, check its answer, and book the load with a validated
 //! compare-and-swap.
 
-use crate::selector::{Choice, Context, Intent};
+use crate::selector::{Candidates, Choice, Context, Intent};
 use crate::snapshot::Snapshot;
 use crate::sync::atomic::Ordering;
 use crate::{Error, Pool, Request, Reservation, Rng, Selector};
@@ -22,29 +22,26 @@ fn context<'a, W>(
     request: &'a Request<'a>,
     intent: Intent,
 ) -> Result<Context<'a>, Error> {
-    Context::new(
+    let candidates = Candidates::of(&snap.view, pool.id, request)?;
+    Ok(Context::new(
         &snap.view,
         &pool.slots.counters,
-        pool.id,
+        candidates,
         rng,
         intent,
         request,
         pool.backend,
-    )
+    ))
 }
 
+/// Asks the selector. Its answer is one of the candidates by construction:
+/// slots come only from this context and cannot outlive the pick.
 #[inline(always)]
-fn ask<S: Selector + ?Sized>(selector: &S, cx: &mut Context<'_>) -> Result<Choice, Error> {
+fn ask<'a, S: Selector + ?Sized>(selector: &S, cx: &mut Context<'a>) -> Result<Choice<'a>, Error> {
     if cx.is_empty() {
         return Err(cx.empty_error());
     }
-    match selector.choose(cx) {
-        Some(choice) if cx.is_candidate(choice.slot) => Ok(choice),
-        Some(_) => Err(Error::InvalidChoice {
-            selector: selector.name().to_owned(),
-        }),
-        None => Err(cx.empty_error()),
-    }
+    selector.choose(cx).ok_or_else(|| cx.empty_error())
 }
 
 /// A pick that books nothing (select or preview): the chosen slot.
@@ -58,7 +55,7 @@ pub(crate) fn choose<W, S: Selector + ?Sized>(
     intent: Intent,
 ) -> Result<u32, Error> {
     let mut cx = context(pool, snap, rng, request, intent)?;
-    Ok(ask(selector, &mut cx)?.slot.0)
+    Ok(ask(selector, &mut cx)?.slot.index())
 }
 
 /// A pick that books `request.weight` on the chosen worker.
@@ -75,7 +72,7 @@ pub(crate) fn reserve<'p, W, S: Selector + ?Sized>(
     let mut last = 0;
     for _ in 0..MAX_ATTEMPTS {
         let choice = ask(selector, &mut cx)?;
-        let slot = choice.slot.0;
+        let slot = choice.slot.index();
         if !choice.charge || weight == 0 {
             return Ok(Reservation::pinned(pool, slot));
         }

@@ -69,13 +69,39 @@ fn next_pool_id() -> u64 {
 }
 
 impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
-    /// An empty pool.
+    /// An empty pool for up to [`DEFAULT_MAX_WORKERS`](crate::DEFAULT_MAX_WORKERS) worker slots.
     pub fn new() -> Self {
+        Self::with_limit(crate::DEFAULT_MAX_WORKERS)
+    }
+
+    /// An empty pool for up to `max` worker slots (live workers plus removed
+    /// ones still draining), `1..=`[`MAX_WORKERS_LIMIT`](crate::MAX_WORKERS_LIMIT).
+    /// The counters for all of them are reserved up front, 4 bytes a slot, so
+    /// that they never move.
+    ///
+    /// ```
+    /// use workerpick::{Error, Pool};
+    /// let pool = Pool::with_max_workers(2).unwrap();
+    /// pool.replace([1, 2]).unwrap();
+    /// assert_eq!(pool.insert(3), Err(Error::CapacityExceeded { limit: 2 }));
+    /// assert!(Pool::<u32>::with_max_workers(0).is_err());
+    /// ```
+    pub fn with_max_workers(max: usize) -> Result<Self, Error> {
+        if !(1..=crate::MAX_WORKERS_LIMIT).contains(&max) {
+            return Err(Error::InvalidConfig {
+                what: "max_workers",
+                why: format!("must be between 1 and {}, got {max}", crate::MAX_WORKERS_LIMIT),
+            });
+        }
+        Ok(Self::with_limit(max))
+    }
+
+    fn with_limit(max: usize) -> Self {
         let mut writer = Writer::new();
         let first = writer.initial();
         Self {
             id: next_pool_id(),
-            slots: Slots::new(),
+            slots: Slots::new(max),
             current: Published::new(first),
             writer: Mutex::new(writer),
             backend: Backend::detect(),
@@ -187,7 +213,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
             .iter()
             .map(|&slot| {
                 (
-                    self.key_in(&snap, slot).clone(),
+                    snap.key(slot).clone(),
                     self.slots.counters.get(slot).load(Ordering::Relaxed),
                 )
             })
@@ -263,7 +289,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     ) -> Result<W, Error> {
         let snap = self.snapshot();
         let slot = pick::choose(self, &snap, &mut Rng::new(), request, selector, intent)?;
-        Ok(self.key_in(&snap, slot).clone())
+        Ok(snap.key(slot).clone())
     }
 }
 
@@ -279,15 +305,6 @@ impl<W> Pool<W> {
 
     pub(crate) fn published(&self) -> &Published<Snapshot<W>> {
         &self.current
-    }
-
-    /// The key of `slot`, a member of `snap`.
-    #[inline(always)]
-    pub(crate) fn key_in<'s>(&'s self, snap: &'s Snapshot<W>, slot: u32) -> &'s W {
-        debug_assert!(snap.view.is_member(slot));
-        // SAFETY: `slot` is a member of `snap`, which the caller keeps alive for
-        // as long as the returned borrow, so the slot cannot be reassigned.
-        unsafe { self.slots.keys.get(slot) }
     }
 
     pub(crate) fn note_fallback(&self) {

@@ -4,10 +4,11 @@
 use crate::device::WorkerInfo;
 use crate::rng::Rng;
 use crate::scan::{self, Backend, MinTies};
-use crate::slots::{CHUNK, Counters};
+use crate::slots::Counters;
 use crate::snapshot::SetView;
 use crate::sync::atomic::Ordering;
 use crate::{Eligibility, Error, Request};
+use core::marker::PhantomData;
 
 /// A selection policy.
 ///
@@ -26,7 +27,7 @@ use crate::{Eligibility, Error, Request};
 /// struct First;
 /// impl Selector for First {
 ///     fn name(&self) -> &str { "first" }
-///     fn choose(&self, cx: &mut Context<'_>) -> Option<Choice> {
+///     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
 ///         cx.candidate(0).map(Choice::unvalidated)
 ///     }
 /// }
@@ -40,7 +41,7 @@ pub trait Selector: Send + Sync {
     fn name(&self) -> &str;
 
     /// Picks one candidate, or `None` if it finds none acceptable.
-    fn choose(&self, cx: &mut Context<'_>) -> Option<Choice>;
+    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>>;
 
     /// Whether a router should book load for this mode's picks (a hint for
     /// callers choosing between `select` and `reserve`).
@@ -54,7 +55,7 @@ impl<S: Selector + ?Sized> Selector for &S {
         (**self).name()
     }
     #[inline(always)]
-    fn choose(&self, cx: &mut Context<'_>) -> Option<Choice> {
+    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
         (**self).choose(cx)
     }
     fn charges(&self) -> bool {
@@ -67,7 +68,7 @@ impl<S: Selector + ?Sized> Selector for Box<S> {
         (**self).name()
     }
     #[inline(always)]
-    fn choose(&self, cx: &mut Context<'_>) -> Option<Choice> {
+    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
         (**self).choose(cx)
     }
     fn charges(&self) -> bool {
@@ -80,7 +81,7 @@ impl<S: Selector + ?Sized> Selector for std::sync::Arc<S> {
         (**self).name()
     }
     #[inline(always)]
-    fn choose(&self, cx: &mut Context<'_>) -> Option<Choice> {
+    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
         (**self).choose(cx)
     }
     fn charges(&self) -> bool {
@@ -88,15 +89,44 @@ impl<S: Selector + ?Sized> Selector for std::sync::Arc<S> {
     }
 }
 
-/// A worker's place in the pool's storage, as a selector sees it. Only a
-/// [`Context`] hands these out.
+/// One candidate, as a selector sees it.
+///
+/// Only a [`Context`] hands these out, and only for its candidates; the
+/// lifetime ties a slot to the pick it came from, so a selector cannot keep one
+/// and answer a later pick (with other candidates) with it:
+///
+/// ```compile_fail
+/// use std::sync::Mutex;
+/// use workerpick::{Choice, Context, Selector, Slot};
+/// struct Sticky(Mutex<Option<Slot<'static>>>);
+/// impl Selector for Sticky {
+///     fn name(&self) -> &str { "sticky" }
+///     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
+///         let s = cx.candidate(0)?;
+///         *self.0.lock().unwrap() = Some(s); // error: `'a` must outlive `'static`
+///         Some(Choice::unvalidated(s))
+///     }
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Slot(pub(crate) u32);
+pub struct Slot<'a> {
+    index: u32,
+    _pick: PhantomData<&'a ()>,
+}
 
-impl Slot {
+impl Slot<'_> {
+    #[inline(always)]
+    pub(crate) fn new(index: u32) -> Self {
+        Self {
+            index,
+            _pick: PhantomData,
+        }
+    }
+
     /// The storage index (stable while the worker is in the set).
+    #[inline(always)]
     pub fn index(self) -> u32 {
-        self.0
+        self.index
     }
 }
 
@@ -114,16 +144,16 @@ pub enum Intent {
 
 /// A selector's answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Choice {
-    pub(crate) slot: Slot,
+pub struct Choice<'a> {
+    pub(crate) slot: Slot<'a>,
     pub(crate) seen: Option<u32>,
     pub(crate) charge: bool,
 }
 
-impl Choice {
+impl<'a> Choice<'a> {
     /// `slot`, chosen because its load was `seen`: a reservation books it only
     /// if the load is still `seen`, else the selector is asked again.
-    pub fn validated(slot: Slot, seen: u32) -> Self {
+    pub fn validated(slot: Slot<'a>, seen: u32) -> Self {
         Self {
             slot,
             seen: Some(seen),
@@ -132,7 +162,7 @@ impl Choice {
     }
 
     /// `slot`, whatever its load (random, round-robin, sticky choices).
-    pub fn unvalidated(slot: Slot) -> Self {
+    pub fn unvalidated(slot: Slot<'a>) -> Self {
         Self {
             slot,
             seen: None,
@@ -141,7 +171,7 @@ impl Choice {
     }
 
     /// `slot`, and book no load for it (the device-aware full cache hit).
-    pub fn uncharged(slot: Slot) -> Self {
+    pub fn uncharged(slot: Slot<'a>) -> Self {
         Self {
             slot,
             seen: None,
@@ -150,14 +180,14 @@ impl Choice {
     }
 
     /// The chosen slot.
-    pub fn slot(&self) -> Slot {
+    pub fn slot(&self) -> Slot<'a> {
         self.slot
     }
 }
 
 /// Which candidates a pick may return.
 #[derive(Clone, Copy)]
-enum Candidates<'a> {
+pub(crate) enum Candidates<'a> {
     /// The whole set, or a mask built from this very snapshot: `slots` are the
     /// candidates and `lanes` is the matching exclusion array for the scan.
     Fresh { slots: &'a [u32], lanes: &'a [u32] },
@@ -181,39 +211,52 @@ pub struct Context<'a> {
     pub(crate) reads: core::cell::Cell<u32>,
 }
 
+impl<'a> Candidates<'a> {
+    /// The candidates for `request` in `set`: the whole set, or the mask's
+    /// workers. A mask from another pool is refused.
+    #[inline(always)]
+    pub(crate) fn of(set: &'a SetView, pool_id: u64, request: &Request<'a>) -> Result<Self, Error> {
+        match request.mask {
+            None => Ok(Candidates::Fresh {
+                slots: &set.members,
+                lanes: &set.excluded,
+            }),
+            Some(mask) => Self::masked(set, pool_id, mask),
+        }
+    }
+
+    fn masked(set: &'a SetView, pool_id: u64, mask: &'a Eligibility) -> Result<Self, Error> {
+        if mask.pool != pool_id {
+            return Err(Error::InvalidConfig {
+                what: "eligibility mask",
+                why: "it was built for another pool; build it with this pool's `eligibility`".into(),
+            });
+        }
+        if mask.epoch == set.epoch {
+            return Ok(Candidates::Fresh {
+                slots: &mask.slots,
+                lanes: &mask.excluded,
+            });
+        }
+        let n = (0..mask.slots.len())
+            .filter(|&j| still_eligible(set, mask, j))
+            .count();
+        Ok(Candidates::Stale { mask, n: n as u32 })
+    }
+}
+
 impl<'a> Context<'a> {
+    #[inline(always)]
     pub(crate) fn new(
         set: &'a SetView,
         counters: &'a Counters,
-        pool_id: u64,
+        candidates: Candidates<'a>,
         rng: &'a mut Rng,
         intent: Intent,
         request: &'a Request<'a>,
         backend: Backend,
-    ) -> Result<Self, Error> {
-        let candidates = match request.mask {
-            None => Candidates::Fresh {
-                slots: &set.members,
-                lanes: &set.excluded,
-            },
-            Some(mask) if mask.pool != pool_id => {
-                return Err(Error::InvalidConfig {
-                    what: "eligibility mask",
-                    why: "it was built for another pool; build it with this pool's `eligibility`".into(),
-                });
-            }
-            Some(mask) if mask.epoch == set.epoch => Candidates::Fresh {
-                slots: &mask.slots,
-                lanes: &mask.excluded,
-            },
-            Some(mask) => {
-                let n = (0..mask.slots.len())
-                    .filter(|&j| still_eligible(set, mask, j))
-                    .count();
-                Candidates::Stale { mask, n: n as u32 }
-            }
-        };
-        Ok(Self {
+    ) -> Self {
+        Self {
             set,
             counters,
             candidates,
@@ -224,7 +267,7 @@ impl<'a> Context<'a> {
             backend,
             #[cfg(test)]
             reads: core::cell::Cell::new(0),
-        })
+        }
     }
 
     /// The error for "no candidate".
@@ -253,23 +296,13 @@ impl<'a> Context<'a> {
 
     /// The `i`-th candidate, in set order.
     #[inline(always)]
-    pub fn candidate(&self, i: usize) -> Option<Slot> {
+    pub fn candidate(&self, i: usize) -> Option<Slot<'a>> {
         match self.candidates {
-            Candidates::Fresh { slots, .. } => slots.get(i).map(|&s| Slot(s)),
+            Candidates::Fresh { slots, .. } => slots.get(i).map(|&s| Slot::new(s)),
             Candidates::Stale { mask, .. } => (0..mask.slots.len())
                 .filter(|&j| still_eligible(self.set, mask, j))
                 .nth(i)
-                .map(|j| Slot(mask.slots[j])),
-        }
-    }
-
-    /// Whether `slot` is one of the candidates.
-    pub(crate) fn is_candidate(&self, slot: Slot) -> bool {
-        match self.candidates {
-            Candidates::Fresh { lanes, .. } => lanes.get(slot.0 as usize) == Some(&0),
-            Candidates::Stale { mask, .. } => {
-                (0..mask.slots.len()).any(|j| mask.slots[j] == slot.0 && still_eligible(self.set, mask, j))
-            }
+                .map(|j| Slot::new(mask.slots[j])),
         }
     }
 
@@ -281,16 +314,20 @@ impl<'a> Context<'a> {
     /// The in-flight load of `slot` now (a relaxed read: it may be stale by the
     /// time you act on it, which is what [`Choice::validated`] is for).
     #[inline(always)]
-    pub fn load(&self, slot: Slot) -> u32 {
+    pub fn load(&self, slot: Slot<'a>) -> u32 {
         #[cfg(test)]
         self.reads.set(self.reads.get() + 1);
-        self.counters.get(slot.0).load(Ordering::Relaxed)
+        self.counters.get(slot.index).load(Ordering::Relaxed)
     }
 
     /// The attributes of `slot`'s worker.
     #[inline(always)]
-    pub fn info(&self, slot: Slot) -> WorkerInfo {
-        self.set.info.get(slot.0 as usize).copied().unwrap_or_default()
+    pub fn info(&self, slot: Slot<'a>) -> WorkerInfo {
+        self.set
+            .info
+            .get(slot.index as usize)
+            .copied()
+            .unwrap_or_default()
     }
 
     /// The random source for this pick.
@@ -314,7 +351,7 @@ impl<'a> Context<'a> {
     /// The least-loaded candidate and its load, ties broken uniformly at random
     /// with one draw (none when the minimum is unique). Uses the SIMD scan.
     #[inline]
-    pub fn least_loaded(&mut self) -> Option<(Slot, u32)> {
+    pub fn least_loaded(&mut self) -> Option<(Slot<'a>, u32)> {
         if let Candidates::Fresh { lanes, .. } = self.candidates {
             // Counters move under us; when the tie we drew has gone by the
             // second pass, scan again. A bounded number of times, then the
@@ -344,7 +381,7 @@ impl<'a> Context<'a> {
 
     /// The least-loaded candidate among those `keep` admits, ties uniform at
     /// random with one draw (none when unique). A scalar scan.
-    pub fn least_loaded_by(&mut self, mut keep: impl FnMut(Slot) -> bool) -> Option<(Slot, u32)> {
+    pub fn least_loaded_by(&mut self, mut keep: impl FnMut(Slot<'a>) -> bool) -> Option<(Slot<'a>, u32)> {
         let mut best = u32::MAX;
         let mut ties = 0u32;
         let mut first = None;
@@ -353,7 +390,7 @@ impl<'a> Context<'a> {
             if !keep(slot) {
                 continue;
             }
-            let v = self.counters.get(slot.0).load(Ordering::Relaxed);
+            let v = self.counters.get(slot.index).load(Ordering::Relaxed);
             if first.is_none() || v < best {
                 best = v;
                 ties = 1;
@@ -369,7 +406,7 @@ impl<'a> Context<'a> {
         let mut k = self.rng.below(ties);
         for i in 0..self.len() {
             let slot = self.candidate(i)?;
-            if keep(slot) && self.counters.get(slot.0).load(Ordering::Relaxed) == best {
+            if keep(slot) && self.counters.get(slot.index).load(Ordering::Relaxed) == best {
                 if k == 0 {
                     return Some((slot, best));
                 }
@@ -381,42 +418,15 @@ impl<'a> Context<'a> {
         Some((first, best))
     }
 
-    fn chunks<'s>(
-        &'s self,
-        lanes: &'s [u32],
-    ) -> impl Iterator<Item = (usize, &'s [crate::sync::atomic::AtomicU32], &'s [u32])> {
-        lanes.chunks(CHUNK).enumerate().filter_map(move |(i, lanes)| {
-            let counters = &self.counters.chunk(i)?.0[..lanes.len()];
-            Some((i * CHUNK, counters, lanes))
-        })
-    }
-
-    #[inline]
+    #[inline(always)]
     fn scan_min_ties(&self, lanes: &[u32]) -> MinTies {
-        let mut acc = MinTies {
-            min: u32::MAX,
-            ties: 0,
-        };
-        for (_, counters, lanes) in self.chunks(lanes) {
-            let r = scan::min_ties(self.backend, counters, lanes);
-            if r.min < acc.min {
-                acc = r;
-            } else if r.min == acc.min {
-                acc.ties += r.ties;
-            }
-        }
-        acc
+        scan::min_ties(self.backend, self.counters.slice(lanes.len()), lanes)
     }
 
-    #[inline]
-    fn scan_nth(&self, lanes: &[u32], min: u32, mut k: u32) -> Option<Slot> {
-        for (base, counters, lanes) in self.chunks(lanes) {
-            match scan::nth_tie(self.backend, counters, lanes, min, k) {
-                Ok(i) => return Some(Slot((base + i) as u32)),
-                Err(found) => k -= found,
-            }
-        }
-        None
+    #[inline(always)]
+    fn scan_nth(&self, lanes: &[u32], min: u32, k: u32) -> Option<Slot<'a>> {
+        let i = scan::nth_tie(self.backend, self.counters.slice(lanes.len()), lanes, min, k).ok()?;
+        Some(Slot::new(i as u32))
     }
 }
 

@@ -1,12 +1,16 @@
 //! Storage that outlives every reservation: per-slot in-flight counters, the
 //! worker key that owns each slot, and a pin count for uncharged guards.
 //!
-//! Storage is a table of fixed-size chunks that are allocated on growth and
-//! never moved or freed while the pool lives. Growing therefore cannot lose a
-//! decrement: a reservation's counter reference stays valid for as long as the
-//! pool is borrowed (DESIGN §2, second hazard). Slots are *reused*, never freed;
-//! when a slot may be reused is decided by the writer (see `pool::reclaim`).
+//! The counters are one contiguous array sized for the pool's worker limit,
+//! allocated zeroed up front (untouched pages cost no memory on Linux) and
+//! never moved or freed while the pool lives. Growing the set therefore never
+//! moves a counter and cannot lose a decrement (DESIGN §2, second hazard),
+//! reservations reach their counter with one index, and the least-loaded scan
+//! reads one packed slice. Keys are kept in chunks allocated as the set grows.
+//! Slots are *reused*, never freed; when a slot may be reused is decided by the
+//! writer (see `writer::reclaim`).
 
+use crate::snapshot::padded;
 use crate::sync::UnsafeCell;
 use crate::sync::atomic::{AtomicU32, Ordering};
 use core::ptr;
@@ -16,28 +20,120 @@ use loom::sync::atomic::AtomicPtr;
 #[cfg(not(loom))]
 use std::sync::atomic::AtomicPtr;
 
-/// Slots per chunk. A multiple of the widest SIMD block (16 lanes).
+/// Slots per chunk of keys.
 #[cfg(not(loom))]
-pub(crate) const CHUNK: usize = 1024;
+const CHUNK: usize = 1024;
 #[cfg(loom)]
-pub(crate) const CHUNK: usize = 4;
+const CHUNK: usize = 2;
 
-/// The most worker slots one pool holds: live workers plus removed workers
-/// whose reservations are still alive.
-#[cfg(not(loom))]
-pub const MAX_WORKERS: usize = 1 << 20;
-#[cfg(loom)]
-pub const MAX_WORKERS: usize = 4 * CHUNK;
+/// The default limit on worker slots in one pool: live workers plus removed
+/// workers whose reservations are still alive. [`Pool::with_max_workers`]
+/// sets another.
+///
+/// [`Pool::with_max_workers`]: crate::Pool::with_max_workers
+pub const DEFAULT_MAX_WORKERS: usize = if cfg!(loom) { 8 } else { 1 << 16 };
 
-const MAX_CHUNKS: usize = MAX_WORKERS / CHUNK;
+/// The largest limit a pool accepts.
+pub const MAX_WORKERS_LIMIT: usize = 1 << 26;
 
-/// One chunk of in-flight counters, cache-line aligned so SIMD loads are too.
-#[repr(C, align(64))]
-pub(crate) struct CounterChunk(pub(crate) [AtomicU32; CHUNK]);
-
-/// The non-generic half: in-flight counters, read by selectors and the scan.
+/// The in-flight counters: one packed, cache-line-aligned array.
 pub(crate) struct Counters {
-    chunks: Box<[AtomicPtr<CounterChunk>]>,
+    #[cfg(not(loom))]
+    base: ptr::NonNull<AtomicU32>,
+    #[cfg(loom)]
+    cells: Box<[AtomicU32]>,
+    len: usize,
+}
+
+#[cfg(not(loom))]
+fn counters_layout(len: usize) -> std::alloc::Layout {
+    match std::alloc::Layout::array::<AtomicU32>(len).and_then(|l| l.align_to(64)) {
+        Ok(layout) => layout,
+        Err(_) => unreachable!("workerpick: counter array size is bounded by MAX_WORKERS_LIMIT"),
+    }
+}
+
+impl Counters {
+    /// Counters for slots `0..len`, all zero.
+    pub(crate) fn new(len: usize) -> Self {
+        let len = len.max(1);
+        #[cfg(not(loom))]
+        {
+            let layout = counters_layout(len);
+            // SAFETY: `layout` has a non-zero size.
+            let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+            let Some(base) = ptr::NonNull::new(raw.cast::<AtomicU32>()) else {
+                std::alloc::handle_alloc_error(layout)
+            };
+            // Zeroed memory is a valid `AtomicU32` array of zeros.
+            Self { base, len }
+        }
+        #[cfg(loom)]
+        {
+            Self {
+                cells: (0..len).map(|_| AtomicU32::new(0)).collect(),
+                len,
+            }
+        }
+    }
+
+    /// The counters of slots `0..end` (or fewer, if `end` exceeds the array).
+    #[inline(always)]
+    pub(crate) fn slice(&self, end: usize) -> &[AtomicU32] {
+        let end = end.min(self.len);
+        #[cfg(not(loom))]
+        {
+            // SAFETY: `base` points to `len` initialised atomics that live as
+            // long as `self`, and `end <= len`.
+            unsafe { core::slice::from_raw_parts(self.base.as_ptr(), end) }
+        }
+        #[cfg(loom)]
+        {
+            &self.cells[..end]
+        }
+    }
+
+    /// The counter of `slot`. Every slot reachable from a snapshot is in range.
+    #[inline(always)]
+    pub(crate) fn get(&self, slot: u32) -> &AtomicU32 {
+        let slot = slot as usize;
+        if slot >= self.len {
+            unreachable_slot();
+        }
+        #[cfg(not(loom))]
+        {
+            // SAFETY: `slot < len`, see `slice`.
+            unsafe { &*self.base.as_ptr().add(slot) }
+        }
+        #[cfg(loom)]
+        {
+            &self.cells[slot]
+        }
+    }
+}
+
+#[cfg(not(loom))]
+impl Drop for Counters {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout; `&mut self` means no
+        // reference into it is alive.
+        unsafe { std::alloc::dealloc(self.base.as_ptr().cast(), counters_layout(self.len)) }
+    }
+}
+
+// SAFETY: the array holds only atomics, owned by `Counters`.
+#[cfg(not(loom))]
+unsafe impl Send for Counters {}
+// SAFETY: shared access only hands out `&AtomicU32`.
+#[cfg(not(loom))]
+unsafe impl Sync for Counters {}
+
+#[cold]
+#[inline(never)]
+fn unreachable_slot() -> ! {
+    // Only reachable through a bug in this crate: every slot handed to a reader
+    // comes from a snapshot published after its storage existed.
+    panic!("workerpick: slot outside allocated storage (internal bug)")
 }
 
 /// Keys and pins for one chunk of slots.
@@ -51,78 +147,23 @@ pub(crate) struct Keys<W> {
     chunks: Box<[AtomicPtr<KeyChunk<W>>]>,
 }
 
-fn null_table<T>() -> Box<[AtomicPtr<T>]> {
-    (0..MAX_CHUNKS).map(|_| AtomicPtr::new(ptr::null_mut())).collect()
-}
-
-impl Counters {
-    pub(crate) fn new() -> Self {
-        Self { chunks: null_table() }
-    }
-
-    /// The chunk holding slots `i * CHUNK ..`, if allocated.
-    #[inline(always)]
-    pub(crate) fn chunk(&self, i: usize) -> Option<&CounterChunk> {
-        // Acquire pairs with the Release store in `grow`: the chunk's zeroed
-        // contents are visible before its address is.
-        let p = self.chunks.get(i)?.load(Ordering::Acquire);
-        // SAFETY: a non-null entry points to a chunk leaked by `grow` and freed
-        // only in `drop`, which needs `&mut self`.
-        unsafe { p.as_ref() }
-    }
-
-    /// The counter of `slot`. `slot` must be below the allocated capacity,
-    /// which holds for every slot reachable from a published snapshot.
-    #[inline(always)]
-    pub(crate) fn get(&self, slot: u32) -> &AtomicU32 {
-        let slot = slot as usize;
-        match self.chunk(slot / CHUNK) {
-            Some(c) => &c.0[slot % CHUNK],
-            None => unreachable_slot(),
-        }
-    }
-
-    /// Makes sure chunk `i` exists. Writers only (serialised by the pool).
-    fn grow(&self, i: usize) {
-        if self.chunks[i].load(Ordering::Acquire).is_null() {
-            let chunk = Box::new(CounterChunk(core::array::from_fn(|_| AtomicU32::new(0))));
-            // Release pairs with the Acquire load in `chunk`.
-            self.chunks[i].store(Box::into_raw(chunk), Ordering::Release);
-        }
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn unreachable_slot() -> ! {
-    // Only reachable through a bug in this crate: every slot handed to a reader
-    // comes from a snapshot published after its chunk was allocated.
-    panic!("workerpick: slot outside allocated storage (internal bug)")
-}
-
-impl Drop for Counters {
-    fn drop(&mut self) {
-        for entry in self.chunks.iter() {
-            let p = entry.load(Ordering::Relaxed);
-            if !p.is_null() {
-                // SAFETY: allocated by `Box::into_raw` in `grow`; `&mut self`
-                // means no reference into it is alive.
-                drop(unsafe { Box::from_raw(p) });
-            }
-        }
-    }
-}
-
 impl<W> Keys<W> {
-    pub(crate) fn new() -> Self {
-        Self { chunks: null_table() }
+    fn new(max: usize) -> Self {
+        Self {
+            chunks: (0..max.div_ceil(CHUNK))
+                .map(|_| AtomicPtr::new(ptr::null_mut()))
+                .collect(),
+        }
     }
 
     #[inline(always)]
     fn chunk(&self, slot: u32) -> &KeyChunk<W> {
         let slot = slot as usize;
         // Acquire pairs with the Release store in `grow`.
-        let p = self.chunks[slot / CHUNK].load(Ordering::Acquire);
+        let p = match self.chunks.get(slot / CHUNK) {
+            Some(entry) => entry.load(Ordering::Acquire),
+            None => unreachable_slot(),
+        };
         // SAFETY: as in `Counters::chunk`; callers only pass allocated slots.
         match unsafe { p.as_ref() } {
             Some(c) => c,
@@ -205,20 +246,27 @@ unsafe impl<W: Send + Sync> Send for Keys<W> {}
 pub(crate) struct Slots<W> {
     pub(crate) counters: Counters,
     pub(crate) keys: Keys<W>,
+    max: usize,
 }
 
 impl<W> Slots<W> {
-    pub(crate) fn new() -> Self {
+    /// Storage for up to `max` slots (`1..=MAX_WORKERS_LIMIT`, checked by the pool).
+    pub(crate) fn new(max: usize) -> Self {
         Self {
-            counters: Counters::new(),
-            keys: Keys::new(),
+            counters: Counters::new(padded(max)),
+            keys: Keys::new(max),
+            max,
         }
     }
 
-    /// Allocates storage up to (not including) slot `end`. Writers only.
+    /// The most slots this storage holds.
+    pub(crate) fn max(&self) -> usize {
+        self.max
+    }
+
+    /// Allocates key storage up to (not including) slot `end`. Writers only.
     pub(crate) fn ensure(&self, end: usize) {
         for i in 0..end.div_ceil(CHUNK) {
-            self.counters.grow(i);
             self.keys.grow(i);
         }
     }

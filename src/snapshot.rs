@@ -75,6 +75,19 @@ impl SetView {
 pub(crate) struct Snapshot<W> {
     pub(crate) view: SetView,
     pub(crate) index: HashMap<W, u32>,
+    /// Per slot: the member's key, so a pick names its worker with one load.
+    pub(crate) keys: Box<[Option<W>]>,
+}
+
+impl<W> Snapshot<W> {
+    /// The key of member `slot` (every slot a pick returns is one).
+    #[inline(always)]
+    pub(crate) fn key(&self, slot: u32) -> &W {
+        match self.keys.get(slot as usize) {
+            Some(Some(key)) => key,
+            _ => unreachable!("workerpick: a pick named a slot outside its snapshot (internal bug)"),
+        }
+    }
 }
 
 /// One member as the writer describes it when building a snapshot.
@@ -94,12 +107,14 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
         let mut gens = vec![0; len].into_boxed_slice();
         let mut info = vec![WorkerInfo::default(); len].into_boxed_slice();
         let mut index = HashMap::with_capacity(members.len());
+        let mut keys: Box<[Option<W>]> = (0..len).map(|_| None).collect();
         for (key, m) in members {
             let s = m.slot as usize;
             excluded[s] = 0;
             gens[s] = m.generation;
             info[s] = m.info;
             index.insert(key.clone(), m.slot);
+            keys[s] = Some(key.clone());
         }
         let liveness = Arc::new(Liveness {
             epoch,
@@ -113,6 +128,6 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
             info,
             liveness: liveness.clone(),
         };
-        (Self { view, index }, liveness)
+        (Self { view, index, keys }, liveness)
     }
 }

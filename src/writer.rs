@@ -4,7 +4,7 @@
 
 use crate::Error;
 use crate::device::WorkerInfo;
-use crate::slots::{MAX_WORKERS, Slots};
+use crate::slots::Slots;
 use crate::snapshot::{Liveness, Member, Snapshot};
 use crate::sync::atomic::Ordering;
 use crate::sync::{Arc, Published};
@@ -82,12 +82,12 @@ impl<W: Clone + Eq + Hash> Writer<W> {
     fn allocate(&mut self, key: &W, info: WorkerInfo, slots: &Slots<W>) -> Result<Member, Error> {
         let slot = match self.free.pop() {
             Some(Reverse(slot)) => slot,
-            None if (self.capacity as usize) < MAX_WORKERS => {
+            None if (self.capacity as usize) < slots.max() => {
                 self.capacity += 1;
                 slots.ensure(self.capacity as usize);
                 self.capacity - 1
             }
-            None => return Err(Error::CapacityExceeded),
+            None => return Err(Error::CapacityExceeded { limit: slots.max() }),
         };
         // SAFETY: the slot is fresh or was freed by `reclaim`, which proved no
         // snapshot, reservation or pin can reach it; we hold the writer lock.
@@ -106,9 +106,9 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         if self.free.len() < new {
             self.reclaim(slots);
         }
-        let room = self.free.len() + (MAX_WORKERS - self.capacity as usize);
+        let room = self.free.len() + (slots.max() - self.capacity as usize);
         if room < new {
-            Err(Error::CapacityExceeded)
+            Err(Error::CapacityExceeded { limit: slots.max() })
         } else {
             Ok(())
         }

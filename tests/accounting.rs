@@ -129,32 +129,19 @@ fn errors_say_what_went_wrong() {
 }
 
 #[test]
-fn a_selector_that_strays_is_refused() {
-    use std::sync::Mutex;
-    use workerpick::{Choice, Context, Slot};
-    /// Remembers the first slot it ever saw and keeps answering with it.
-    struct Stale(Mutex<Option<Slot>>);
-    impl Selector for Stale {
+fn a_selector_that_finds_nothing_is_an_error_not_a_panic() {
+    use workerpick::{Choice, Context};
+    struct Picky;
+    impl Selector for Picky {
         fn name(&self) -> &str {
-            "stale"
+            "picky"
         }
-        fn choose(&self, cx: &mut Context<'_>) -> Option<Choice> {
-            let first = *self.0.lock().unwrap().get_or_insert(cx.candidate(0)?);
-            Some(Choice::unvalidated(first))
+        fn choose<'a>(&self, _: &mut Context<'a>) -> Option<Choice<'a>> {
+            None
         }
     }
     let pool = Pool::from_workers(0..3u32).unwrap();
-    let stale = Stale(Mutex::new(None));
-    assert_eq!(pool.select(&stale).unwrap(), 0);
-    let not_first = pool.eligibility(|w| *w != 0);
-    let err = pool
-        .reserve_with(&stale, &Request::new().eligible(&not_first))
-        .err();
-    assert_eq!(
-        err,
-        Some(Error::InvalidChoice {
-            selector: "stale".into()
-        })
-    );
-    assert!(all_idle(&pool), "a refused choice books nothing");
+    assert_eq!(pool.select(&Picky).err(), Some(Error::NoEligibleWorker));
+    assert_eq!(pool.reserve(&Picky).err(), Some(Error::NoEligibleWorker));
+    assert!(all_idle(&pool));
 }

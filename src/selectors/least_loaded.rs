@@ -34,7 +34,7 @@ impl Selector for LeastLoaded {
     }
 
     #[inline(always)]
-    fn choose(&self, cx: &mut Context<'_>) -> Option<Choice> {
+    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
         let (slot, load) = cx.least_loaded()?;
         Some(Choice::validated(slot, load))
     }

@@ -31,7 +31,7 @@ impl Selector for PowerOfTwo {
     }
 
     #[inline(always)]
-    fn choose(&self, cx: &mut Context<'_>) -> Option<Choice> {
+    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
         let n = cx.len() as u32;
         if n == 0 {
             return None;
@@ -42,7 +42,9 @@ impl Selector for PowerOfTwo {
         if n == 1 {
             return Some(Choice::validated(slot_a, load_a));
         }
-        let b = (a + 1 + cx.rng().below(n - 1)) % n;
+        // a + 1 + draw < 2n, so one subtraction replaces `% n` (a division).
+        let b = a + 1 + cx.rng().below(n - 1);
+        let b = if b >= n { b - n } else { b };
         let slot_b = cx.candidate(b as usize)?;
         let load_b = cx.load(slot_b);
         Some(if load_a <= load_b {

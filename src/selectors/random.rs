@@ -24,7 +24,7 @@ impl Selector for Random {
     }
 
     #[inline(always)]
-    fn choose(&self, cx: &mut Context<'_>) -> Option<Choice> {
+    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
         let n = cx.len() as u32;
         let i = cx.rng().below(n);
         cx.candidate(i as usize).map(Choice::unvalidated)

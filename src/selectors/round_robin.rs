@@ -38,7 +38,7 @@ impl Selector for RoundRobin {
     }
 
     #[inline(always)]
-    fn choose(&self, cx: &mut Context<'_>) -> Option<Choice> {
+    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
         // Relaxed: tickets need only be distinct (the RMW guarantees that);
         // nothing else is published through the cursor.
         let ticket = match cx.intent() {

@@ -1,7 +1,7 @@
 //! Each mode's rule, its random draws and its load reads, against a
 //! sequential reference that replays the same draws.
 
-use crate::selector::{Context, Intent};
+use crate::selector::{Candidates, Context, Intent};
 use crate::{Choice, Eligibility, LeastLoaded, Pool, PowerOfTwo, Random, Request, Rng, RoundRobin, Selector};
 
 /// Runs one `choose` on `pool`'s current set; returns the chosen worker and
@@ -14,19 +14,19 @@ fn choose<S: Selector>(
     req: &Request<'_>,
 ) -> (Option<u32>, u32) {
     let snap = pool.snapshot();
+    let candidates = Candidates::of(&snap.view, pool.id, req).unwrap();
     let mut cx = Context::new(
         &snap.view,
         &pool.slots.counters,
-        pool.id,
+        candidates,
         rng,
         intent,
         req,
         pool.backend,
-    )
-    .unwrap();
+    );
     let choice: Option<Choice> = sel.choose(&mut cx);
     let reads = cx.reads.get();
-    (choice.map(|c| *pool.key_in(&snap, c.slot.0)), reads)
+    (choice.map(|c| *snap.key(c.slot.index())), reads)
 }
 
 fn select<S: Selector>(pool: &Pool<u32>, sel: &S, rng: &mut Rng) -> (Option<u32>, u32) {
