@@ -24,10 +24,7 @@ fn reserve_release_returns_every_count_to_zero() {
                         h.reserve(&LeastLoaded::new()).unwrap()
                     };
                     let load = pool.in_flight(r.worker()).unwrap();
-                    assert!(
-                        (1..=4).contains(&load),
-                        "load {load} while a guard holds one"
-                    );
+                    assert!((1..=4).contains(&load), "load {load} while a guard holds one");
                     r.release();
                 })
             })
