@@ -609,12 +609,13 @@ fn threads_table(d: &Data) -> String {
     table(&head, &rows)
 }
 
-/// Selections per second, in millions.
+/// Selections per second, with a unit that keeps three significant digits.
 fn mops(v: f64) -> String {
-    if v >= 10e6 {
-        format!("{:.1} M", v / 1e6)
-    } else {
-        format!("{:.2} M", v / 1e6)
+    match v {
+        v if v >= 10e6 => format!("{:.1} M", v / 1e6),
+        v if v >= 1e6 => format!("{:.2} M", v / 1e6),
+        v if v >= 10e3 => format!("{:.0} k", v / 1e3),
+        v => format!("{:.1} k", v / 1e3),
     }
 }
 
