@@ -44,6 +44,7 @@ if [ "$render_only" = 0 ]; then
         echo "cores=$(nproc)"
         echo "features=${features:-none of sse4_2/avx2/avx512}"
         echo "rustc=$(rustc -V)"
+        echo "commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src benches Cargo.toml || echo ' + uncommitted changes')"
         echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
         echo "autogroup=$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo unknown)"
     } >"$out/run.txt"

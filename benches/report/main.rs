@@ -786,7 +786,7 @@ fn render(d: &Data) -> String {
         .as_ref()
         .and_then(|a| a["scan_backend"].as_str())
         .unwrap_or("(unknown)");
-    let fills: [(&str, String); 17] = [
+    let fills: [(&str, String); 18] = [
         ("backend", format!("`{backend}`")),
         ("date", d.run("date").to_string()),
         ("command", d.run("command").to_string()),
@@ -794,6 +794,7 @@ fn render(d: &Data) -> String {
         ("cores", d.run("cores").to_string()),
         ("features", d.run("features").to_string()),
         ("rustc", d.run("rustc").to_string()),
+        ("commit", d.run("commit").to_string()),
         (
             "load",
             format!("{} before, {} after", d.run("load_before"), d.run("load_after")),
