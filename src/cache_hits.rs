@@ -1,13 +1,131 @@
-/// Per-request cache-hit inputs for the device-aware mode (completed with the
-/// device-aware selector).
+use crate::snapshot::{SetView, Snapshot};
+use crate::{Error, Pool};
+use std::hash::Hash;
+
+/// Per-request cache-hit inputs for the device-aware mode: how many of the
+/// request's cache keys each worker already holds, and how many it needs.
+///
+/// Build it from the pool and reuse it: [`rebuild`](Self::rebuild) and
+/// [`rebuild_sparse`](Self::rebuild_sparse) refill it in place (no allocation
+/// once its buffers fit the set), and applying it to a pick allocates nothing.
+/// Like an [`Eligibility`](crate::Eligibility) mask it names worker
+/// identities, not positions: after the set changes, a worker whose slot now
+/// belongs to someone else counts as holding nothing, and a worker that joined
+/// after the build holds nothing until you rebuild. A never-built
+/// `CacheHits::new()` reports no hits on any pool; one built from another pool
+/// makes the pick fail with [`Error::InvalidConfig`](crate::Error::InvalidConfig).
+///
+/// ```
+/// use workerpick::{CacheHits, DeviceAware, Pool, Request};
+/// let pool = Pool::from_workers(["a", "b", "c"]).unwrap();
+/// let mut hits = CacheHits::new();
+/// // The request needs 4 keys; "b" holds all of them, "c" two.
+/// hits.rebuild_sparse(&pool, 4, [(&"b", 4), (&"c", 2)]);
+/// let r = pool
+///     .reserve_with(&DeviceAware::new(), &Request::new().cache_hits(&hits))
+///     .unwrap();
+/// assert_eq!(*r.worker(), "b");
+/// assert_eq!(r.weight(), 0); // a full hit books no load
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct CacheHits {
+    pool: u64,
+    epoch: u64,
     pub(crate) needed: u32,
+    /// Per slot, padded like the snapshot: keys held (0 for non-members).
+    held: Vec<u32>,
+    /// Per slot: the identity generation the count was recorded for.
+    gens: Vec<u32>,
 }
 
 impl CacheHits {
-    /// How many cache keys the request needs.
+    /// No hits, nothing needed, until rebuilt.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A fresh input from `pool`'s current set: the request needs `needed`
+    /// keys and worker `w` holds `held(w)` of them.
+    pub fn build<W: Clone + Eq + Hash + Send + Sync>(
+        pool: &Pool<W>,
+        needed: u32,
+        held: impl FnMut(&W) -> u32,
+    ) -> Self {
+        let mut hits = Self::new();
+        hits.rebuild(pool, needed, held);
+        hits
+    }
+
+    /// How many keys the request needs.
     pub fn needed(&self) -> u32 {
         self.needed
+    }
+
+    /// Refills from `pool`'s current set, asking `held` for every worker.
+    pub fn rebuild<W: Clone + Eq + Hash + Send + Sync>(
+        &mut self,
+        pool: &Pool<W>,
+        needed: u32,
+        mut held: impl FnMut(&W) -> u32,
+    ) {
+        let snap = pool.snapshot();
+        self.reset(pool, &snap, needed);
+        for &slot in snap.view.members.iter() {
+            self.held[slot as usize] = held(snap.key(slot));
+        }
+    }
+
+    /// Refills from `pool`'s current set with the workers that hold some keys;
+    /// every other worker holds none. Workers not in the set are ignored.
+    /// Cheaper than [`rebuild`](Self::rebuild) when few workers have hits.
+    pub fn rebuild_sparse<'w, W: Clone + Eq + Hash + Send + Sync + 'w>(
+        &mut self,
+        pool: &Pool<W>,
+        needed: u32,
+        held: impl IntoIterator<Item = (&'w W, u32)>,
+    ) {
+        let snap = pool.snapshot();
+        self.reset(pool, &snap, needed);
+        for (worker, n) in held {
+            if let Some(&slot) = snap.index.get(worker) {
+                self.held[slot as usize] = n;
+            }
+        }
+    }
+
+    fn reset<W>(&mut self, pool: &Pool<W>, snap: &Snapshot<W>, needed: u32) {
+        let view = &snap.view;
+        self.pool = pool.id();
+        self.epoch = view.epoch;
+        self.needed = needed;
+        self.held.clear();
+        self.held.resize(view.scan_len(), 0);
+        self.gens.clear();
+        self.gens.extend_from_slice(&view.gens);
+    }
+
+    /// Refuses an input built for another pool (a never-built one fits all).
+    #[inline(always)]
+    pub(crate) fn check_pool(&self, pool_id: u64) -> Result<(), Error> {
+        if self.pool == 0 || self.pool == pool_id {
+            return Ok(());
+        }
+        Err(Error::InvalidConfig {
+            what: "cache hits",
+            why: "they were built for another pool; build them from this pool".into(),
+        })
+    }
+
+    /// Keys held by the worker in `slot` of `set`, a set of the pool this was
+    /// built from: 0 unless the slot still holds the identity it was built for.
+    #[inline(always)]
+    pub(crate) fn held_in(&self, set: &SetView, slot: u32) -> u32 {
+        let s = slot as usize;
+        let held = self.held.get(s).copied().unwrap_or(0);
+        if held == 0 || self.epoch == set.epoch || self.gens.get(s) == set.gens.get(s) {
+            held
+        } else {
+            0
+        }
     }
 }

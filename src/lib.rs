@@ -41,8 +41,10 @@ pub mod docs;
 mod eligibility;
 mod error;
 mod handle;
+mod mode;
 mod pick;
 mod pool;
+mod registry;
 mod request;
 mod reservation;
 mod rng;
@@ -59,12 +61,14 @@ pub use device::{DeviceKind, WorkerInfo};
 pub use eligibility::Eligibility;
 pub use error::Error;
 pub use handle::Handle;
+pub use mode::Mode;
 pub use pool::{Pool, PoolStats};
+pub use registry::{Params, Registry};
 pub use request::Request;
 pub use reservation::Reservation;
 pub use rng::Rng;
 pub use selector::{Choice, Context, Intent, Selector, Slot};
-pub use selectors::{LeastLoaded, PowerOfTwo, Random, RoundRobin};
+pub use selectors::{DeviceAware, LeastLoaded, PowerOfTwo, Random, RoundRobin};
 pub use slots::{DEFAULT_MAX_WORKERS, MAX_WORKERS_LIMIT};
 
 /// The README's examples, compiled and run as doctests.

@@ -1,0 +1,239 @@
+//! A load simulator: router threads send requests through each mode to a
+//! fleet of heterogeneous workers, and the report shows what every mode did
+//! to the fleet.
+//!
+//! ```text
+//! cargo run --release --example simulate              # every mode, ~10 s
+//! cargo run --release --example simulate -- --help    # the knobs
+//! cargo run --release --example simulate -- --modes least-loaded,random --plot load.svg
+//! ```
+
+#[path = "simulate/mod.rs"]
+mod sim;
+
+use clap::{Parser, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use sim::report::Format;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+use workerpick::DeviceKind;
+
+/// Sends requests from real router threads through each workerpick mode to a
+/// simulated fleet, and reports per mode: throughput, latency, per-worker load,
+/// a mid-run fleet change, and the classic 8/8/8/8 check.
+#[derive(Parser, Debug)]
+#[command(version)]
+struct Args {
+    /// Workers in the fleet.
+    #[arg(short, long, default_value_t = 8)]
+    workers: usize,
+    /// Relative speed of each worker, cycled over the fleet (0.5 = half as fast).
+    #[arg(long, value_delimiter = ',', default_value = "1,1,1,1,1,1,0.5,0.25")]
+    speeds: Vec<f64>,
+    /// Workers that run on CPUs (device-aware balances them against the
+    /// accelerators), comma-separated indices [default: the ones slower than 1].
+    #[arg(long, value_delimiter = ',')]
+    cpus: Option<Vec<usize>>,
+    /// Requests a worker serves at once; more wait in its queue.
+    #[arg(long, default_value_t = 4)]
+    slots: usize,
+    /// Service time of a request at speed 1, in ms (each request draws ±50%).
+    #[arg(long, default_value_t = 2.0)]
+    service_ms: f64,
+    /// Requests in flight at once (a new one starts when one ends).
+    #[arg(short, long, default_value_t = 32)]
+    concurrency: usize,
+    /// Requests per mode on the fleet.
+    #[arg(short = 'n', long, default_value_t = 6000)]
+    requests: usize,
+    /// Modes to run, comma-separated (any name the crate's Registry resolves).
+    #[arg(short, long, value_delimiter = ',', default_values_t = sim::modes::all())]
+    modes: Vec<String>,
+    /// Router threads, each with its own pool.handle().
+    #[arg(short, long, default_value_t = 4)]
+    threads: usize,
+    /// Seeds the routers' draws and the service times.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    format: FormatArg,
+    /// Also draw every worker's in-flight load over time, per mode, to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Bursts of 32 held reservations in the classic check.
+    #[arg(long, default_value_t = 200)]
+    bursts: usize,
+    /// The worker removed mid-run and re-added.
+    #[arg(long, default_value_t = 0)]
+    churn_worker: u32,
+    /// How long it stays out, in ms [default: half a service time: some of its requests still run].
+    #[arg(long)]
+    out_ms: Option<f64>,
+    /// Keep the fleet fixed.
+    #[arg(long)]
+    no_churn: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum FormatArg {
+    Table,
+    Csv,
+    Json,
+}
+
+impl Args {
+    fn config(&self) -> Result<sim::Config, String> {
+        let positive = |what: &str, ok: bool| {
+            if ok {
+                Ok(())
+            } else {
+                Err(format!("{what} must be positive"))
+            }
+        };
+        positive("--workers", self.workers > 0)?;
+        positive("--slots", self.slots > 0)?;
+        positive("--concurrency", self.concurrency > 0)?;
+        positive("--threads", self.threads > 0)?;
+        positive(
+            "--speeds",
+            !self.speeds.is_empty() && self.speeds.iter().all(|&s| s > 0.0 && s.is_finite()),
+        )?;
+        positive(
+            "--service-ms",
+            self.service_ms > 0.0 && self.service_ms.is_finite(),
+        )?;
+        for m in &self.modes {
+            sim::modes::selector(m)?;
+        }
+        let service = Duration::from_secs_f64(self.service_ms / 1e3);
+        let churn = (!self.no_churn && self.workers > 1).then_some(sim::Churn {
+            worker: self.churn_worker,
+            at: 0.4,
+            out_for: self
+                .out_ms
+                .map_or(service / 2, |ms| Duration::from_secs_f64(ms.max(0.0) / 1e3)),
+        });
+        if churn.is_some() && self.churn_worker as usize >= self.workers {
+            return Err(format!(
+                "--churn-worker must be below --workers ({})",
+                self.workers
+            ));
+        }
+        let speeds: Vec<f64> = self.speeds.iter().copied().cycle().take(self.workers).collect();
+        let cpus = match &self.cpus {
+            Some(cpus) => cpus.clone(),
+            None => (0..self.workers).filter(|&w| speeds[w] < 1.0).collect(),
+        };
+        if let Some(&w) = cpus.iter().find(|&&w| w >= self.workers) {
+            return Err(format!(
+                "--cpus names w{w}, but the fleet is w0..w{}",
+                self.workers - 1
+            ));
+        }
+        let devices = (0..self.workers)
+            .map(|w| {
+                if cpus.contains(&w) {
+                    DeviceKind::Cpu
+                } else {
+                    DeviceKind::Accelerator
+                }
+            })
+            .collect();
+        Ok(sim::Config {
+            modes: self.modes.clone(),
+            load: sim::Load {
+                fleet: sim::Fleet {
+                    speeds,
+                    devices,
+                    slots: self.slots,
+                    service,
+                },
+                concurrency: self.concurrency,
+                requests: self.requests,
+                threads: self.threads,
+                seed: self.seed,
+                churn,
+                sample_every: Duration::from_millis(1),
+            },
+            bursts: self.bursts,
+            classic_requests: 400,
+            rate_window: Duration::from_millis(100),
+        })
+    }
+}
+
+/// A progress bar on stderr that appears once the run has taken a second
+/// (never when stderr is not a terminal).
+struct Bar {
+    bar: ProgressBar,
+    start: Instant,
+    shown: AtomicBool,
+}
+
+impl sim::Progress for Bar {
+    fn stage(&self, what: &str) {
+        self.bar.set_message(what.to_owned());
+    }
+
+    fn advance(&self, n: u64) {
+        self.bar.inc(n);
+        if self.start.elapsed() > Duration::from_secs(1) && !self.shown.swap(true, Relaxed) {
+            self.bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let config = match args.config() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("simulate: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let bar = Bar {
+        bar: ProgressBar::with_draw_target(Some(config.progress_total()), ProgressDrawTarget::hidden())
+            .with_style(
+                ProgressStyle::with_template("{elapsed:>3} [{bar:30}] {percent:>3}% {msg}")
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            ),
+        start: Instant::now(),
+        shown: AtomicBool::new(false),
+    };
+    let timer_ns = sim::stats::timer_overhead_ns();
+    let reports = match sim::run(&config, &bar) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("simulate: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    bar.bar.finish_and_clear();
+    let format = match args.format {
+        FormatArg::Table => Format::Table,
+        FormatArg::Csv => Format::Csv,
+        FormatArg::Json => Format::Json,
+    };
+    print!("{}", sim::report::render(format, &config, &reports, timer_ns));
+    if let Some(path) = &args.plot {
+        if let Err(e) = sim::plot::svg(path, &reports, &config.load.fleet) {
+            eprintln!("simulate: {e}");
+            return ExitCode::FAILURE;
+        }
+        eprintln!("simulate: wrote {}", path.display());
+    }
+    let broken = sim::violations(&reports);
+    for v in &broken {
+        eprintln!("simulate: invariant broken: {v}");
+    }
+    if broken.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

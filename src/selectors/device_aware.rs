@@ -1,0 +1,206 @@
+use crate::{Choice, Context, DeviceKind, Error, Selector, Slot};
+
+/// Balances requests between CPU and accelerator workers, and sends a request
+/// whose cache keys a worker already holds to that worker for free
+/// (DESIGN §1.1).
+///
+/// Each worker's [`DeviceKind`] comes from its [`WorkerInfo`](crate::WorkerInfo)
+/// (set with [`Pool::insert_with`](crate::Pool::insert_with), changed with
+/// [`Pool::set_info`](crate::Pool::set_info); the default is an accelerator).
+/// A request may carry [`CacheHits`](crate::CacheHits). Among the candidates:
+///
+/// 1. **Full cache hit.** If some candidates hold all the keys the request
+///    needs (`held >= needed`, `needed > 0`), the least-loaded of them, booked
+///    with no load (a reservation on it pins the worker and charges nothing).
+/// 2. **One group.** If all candidates are CPUs, or all accelerators, the
+///    least-loaded of them.
+/// 3. **Ratio.** Otherwise, with `r` the CPU ratio (default 8):
+///    `allowed = ⌊acc_total_load × cpu_count / (r × acc_count)⌋` (saturating);
+///    the least-loaded CPU if `cpu_total_load < allowed`, else the
+///    least-loaded accelerator. All idle → an accelerator. With one CPU, one
+///    accelerator and `r = 1` picks alternate accelerator, CPU, accelerator…;
+///    with `r = 8` the accelerator takes 8 in flight before the CPU its first.
+///
+/// Ties inside a group are broken uniformly at random. Charged picks are
+/// booked with a compare-and-swap on the load seen, so a reservation lands on
+/// a true minimum of its group when nobody releases meanwhile (as with
+/// [`LeastLoaded`](crate::LeastLoaded)); the group totals that decide between
+/// CPUs and accelerators are read without validation, so under concurrent
+/// picks the split may lag by the picks in flight. A pick is one scalar pass
+/// over the candidates (two when there is a tie) and allocates nothing.
+///
+/// The design text lets ratios below 1 fall back to 8; here the only way to
+/// get a ratio is [`with_cpu_ratio`](Self::with_cpu_ratio), which refuses 0,
+/// so a misconfigured 0 is reported instead of silently replaced.
+///
+/// ```
+/// use workerpick::{DeviceAware, DeviceKind, Pool, WorkerInfo};
+/// let pool = Pool::new();
+/// pool.insert_with("cpu", WorkerInfo::new().device(DeviceKind::Cpu)).unwrap();
+/// pool.insert_with("gpu", WorkerInfo::new()).unwrap();
+/// let mode = DeviceAware::with_cpu_ratio(1).unwrap();
+/// let held: Vec<_> = (0..4).map(|_| pool.reserve(&mode).unwrap()).collect();
+/// let order: Vec<_> = held.iter().map(|r| *r.worker()).collect();
+/// assert_eq!(order, ["gpu", "cpu", "gpu", "cpu"]);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DeviceAware {
+    cpu_ratio: u32,
+}
+
+impl DeviceAware {
+    /// The CPU ratio [`new`](Self::new) uses.
+    pub const DEFAULT_CPU_RATIO: u32 = 8;
+
+    /// The device-aware mode with CPU ratio 8.
+    pub const fn new() -> Self {
+        Self {
+            cpu_ratio: Self::DEFAULT_CPU_RATIO,
+        }
+    }
+
+    /// The device-aware mode with CPU ratio `r`: CPU workers together take
+    /// about one request in flight per `r` on an accelerator (scaled by the
+    /// group sizes). `r = 0` is an [`Error::InvalidConfig`].
+    ///
+    /// ```
+    /// use workerpick::DeviceAware;
+    /// assert_eq!(DeviceAware::with_cpu_ratio(4).unwrap().cpu_ratio(), 4);
+    /// assert!(DeviceAware::with_cpu_ratio(0).is_err());
+    /// ```
+    pub fn with_cpu_ratio(r: u32) -> Result<Self, Error> {
+        if r == 0 {
+            return Err(Error::InvalidConfig {
+                what: "device-aware cpu-ratio",
+                why: "must be at least 1 (8 is the default); 0 would divide by zero".into(),
+            });
+        }
+        Ok(Self { cpu_ratio: r })
+    }
+
+    /// The CPU ratio.
+    pub const fn cpu_ratio(&self) -> u32 {
+        self.cpu_ratio
+    }
+}
+
+impl Default for DeviceAware {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Count, total load and minimum of one group of candidates.
+#[derive(Clone, Copy)]
+struct Group<'a> {
+    count: u32,
+    total: u64,
+    min: u32,
+    ties: u32,
+    first: Option<Slot<'a>>,
+}
+
+impl<'a> Group<'a> {
+    const EMPTY: Self = Self {
+        count: 0,
+        total: 0,
+        min: u32::MAX,
+        ties: 0,
+        first: None,
+    };
+
+    #[inline(always)]
+    fn add(&mut self, slot: Slot<'a>, load: u32) {
+        self.count += 1;
+        self.total += u64::from(load);
+        if self.count == 1 || load < self.min {
+            self.min = load;
+            self.ties = 1;
+            self.first = Some(slot);
+        } else if load == self.min {
+            self.ties += 1;
+        }
+    }
+
+    /// A uniformly drawn member at the minimum (none if the group is empty):
+    /// one draw when there is a tie and a second pass to find it. If the drawn
+    /// tie moved meanwhile, the first minimum seen (the booking's
+    /// compare-and-swap settles it).
+    #[inline]
+    fn pick(
+        &self,
+        cx: &mut Context<'a>,
+        member: impl Fn(&Context<'a>, Slot<'a>) -> bool,
+    ) -> Option<Slot<'a>> {
+        if self.ties <= 1 {
+            return self.first;
+        }
+        let mut k = cx.rng().below(self.ties);
+        for i in 0..cx.len() {
+            let Some(slot) = cx.candidate(i) else { break };
+            if member(cx, slot) && cx.load(slot) == self.min {
+                if k == 0 {
+                    return Some(slot);
+                }
+                k -= 1;
+            }
+        }
+        self.first
+    }
+}
+
+#[inline(always)]
+fn full_hit<'a>(cx: &Context<'a>, slot: Slot<'a>, needed: u32) -> bool {
+    cx.cache_hit(slot).is_some_and(|(held, _)| held >= needed)
+}
+
+impl Selector for DeviceAware {
+    fn name(&self) -> &str {
+        "device-aware"
+    }
+
+    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
+        let needed = cx.request().hits().map_or(0, |h| h.needed());
+        let mut full = Group::EMPTY;
+        let mut cpu = Group::EMPTY;
+        let mut acc = Group::EMPTY;
+        for i in 0..cx.len() {
+            let slot = cx.candidate(i)?;
+            let load = cx.load(slot);
+            if needed > 0 && full_hit(cx, slot, needed) {
+                full.add(slot, load);
+            }
+            match cx.info(slot).device_kind() {
+                DeviceKind::Cpu => cpu.add(slot, load),
+                DeviceKind::Accelerator => acc.add(slot, load),
+            }
+        }
+        if let Some(slot) = full.pick(cx, |cx, s| full_hit(cx, s, needed)) {
+            return Some(Choice::uncharged(slot));
+        }
+        let kind = if acc.count == 0 {
+            DeviceKind::Cpu
+        } else if cpu.count == 0 {
+            DeviceKind::Accelerator
+        } else {
+            let allowed = acc.total.saturating_mul(u64::from(cpu.count))
+                / (u64::from(self.cpu_ratio) * u64::from(acc.count));
+            if cpu.total < allowed {
+                DeviceKind::Cpu
+            } else {
+                DeviceKind::Accelerator
+            }
+        };
+        let group = match kind {
+            DeviceKind::Cpu => cpu,
+            DeviceKind::Accelerator => acc,
+        };
+        let slot = group.pick(cx, |cx, s| cx.info(s).device_kind() == kind)?;
+        Some(Choice::validated(slot, group.min))
+    }
+
+    #[inline(always)]
+    fn builtin(&self) -> Option<crate::selector::Builtin<'_>> {
+        Some(crate::selector::Builtin::DeviceAware(self))
+    }
+}
