@@ -10,9 +10,10 @@ if [ -z "$gungraun_version" ]; then
 fi
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 if [ "$(gungraun-runner --version 2>/dev/null)" != "gungraun-runner $gungraun_version" ]; then
-    # --debug: ~50 s instead of ~1:40, and the runner's speed does not matter.
-    echo "+ cargo install gungraun-runner --version $gungraun_version --locked --debug"
-    cargo install gungraun-runner --version "$gungraun_version" --locked --debug
+    # --debug: ~50 s instead of ~1:40, and the runner's speed does not matter;
+    # no debuginfo saves a further ~20% of the install's CPU time.
+    echo "+ CARGO_PROFILE_DEV_DEBUG=0 cargo install gungraun-runner --version $gungraun_version --locked --debug"
+    CARGO_PROFILE_DEV_DEBUG=0 cargo install gungraun-runner --version "$gungraun_version" --locked --debug
 fi
 echo "iai: $(gungraun-runner --version), $(valgrind --version), $(rustc --version)"
 

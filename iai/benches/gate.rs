@@ -61,7 +61,6 @@ fn limit(name: &str) -> u64 {
         .unwrap_or_else(|e| panic!("budget for `{name}` is not a number ({value:?}): {e}"))
 }
 
-#[derive(Clone, Copy)]
 enum Mode {
     Random,
     RoundRobin,
@@ -81,8 +80,9 @@ enum Op {
     ReserveMasked,
 }
 
-#[derive(Clone, Copy)]
 enum Scan {
+    /// The backend the pool detects at run time. gungraun clears the
+    /// environment, so a `WORKERPICK_SCAN` override cannot leak in.
     Detected,
     Scalar,
 }
@@ -219,7 +219,7 @@ fn pick(mut case: Case) -> Case {
     case
 }
 
-/// A pool of `workers` and the workers to swap out and back in.
+/// A pool of workers `0..workers` for the membership benchmarks.
 fn members(workers: u32) -> &'static Pool<u32> {
     Box::leak(Box::new(
         Pool::from_workers(0..workers).expect("a valid worker set"),
