@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's test command.
+# The README's test command, then the optional serde feature's tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test
+cargo test --all-features --test registry

@@ -32,7 +32,11 @@
 /// Power-of-two and least-loaded answer with the load they compared; the
 /// booking is a compare-and-swap from that value, and on failure the selector
 /// is asked again, at most 32 times, after which the last choice is booked
-/// with a plain increment (counted in [`PoolStats`](crate::PoolStats)).
+/// without validating its load (counted in [`PoolStats`](crate::PoolStats)).
+/// No booking takes a load past `u32::MAX`: it fails with
+/// [`Error::LoadOverflow`](crate::Error::LoadOverflow) and books nothing,
+/// since a count that wrapped to zero under live reservations would let the
+/// writer reuse their slot.
 /// With no releases loads only grow, so a successful swap from the scanned
 /// minimum books a true global minimum: `T` threads reserving `k` times over
 /// `W` idle workers end at exactly `kT/W` each. A release that lands between
@@ -55,7 +59,8 @@ pub mod design {}
 
 /// What this crate does not do, and the edges of what it does.
 ///
-/// - The total in-flight weight booked on one worker must stay below `2^32`.
+/// - The total in-flight weight booked on one worker is at most `u32::MAX`;
+///   a booking past it fails with [`Error::LoadOverflow`](crate::Error::LoadOverflow).
 /// - A pool holds at most its worker limit of slots (live workers plus
 ///   removed ones still draining); the counters for the limit are reserved up
 ///   front (4 bytes a slot).

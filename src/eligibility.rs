@@ -2,6 +2,9 @@ use crate::Pool;
 use crate::snapshot::Snapshot;
 use std::hash::Hash;
 
+/// The pool id of a mask never built; pool ids start at 1.
+pub(crate) const UNBUILT: u64 = 0;
+
 /// A per-request candidate filter: the workers a request may go to.
 ///
 /// Build it once from the pool (`Pool::eligibility`) and reuse it for as many
@@ -21,6 +24,7 @@ use std::hash::Hash;
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Eligibility {
+    /// The pool it was built for; `UNBUILT` until then.
     pub(crate) pool: u64,
     pub(crate) epoch: u64,
     /// Eligible slots, in set order.

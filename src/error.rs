@@ -43,6 +43,9 @@ pub enum Error {
         /// The pool's limit on worker slots.
         limit: usize,
     },
+    /// Booking the request's weight would take the worker's in-flight load
+    /// past `u32::MAX`; nothing was booked.
+    LoadOverflow,
 }
 
 impl fmt::Display for Error {
@@ -73,6 +76,9 @@ impl fmt::Display for Error {
                 f,
                 "capacity exceeded: this pool holds at most {limit} worker slots (live workers plus removed \
                  ones still draining); build it with `Pool::with_max_workers` for more"
+            ),
+            Error::LoadOverflow => f.write_str(
+                "load overflow: booking this weight would take the worker's in-flight load past u32::MAX; charge smaller weights",
             ),
         }
     }

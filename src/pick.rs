@@ -2,14 +2,15 @@
 //! selector, check its answer, and book the load with a validated
 //! compare-and-swap.
 
-use crate::selector::{Candidates, Choice, Context, Intent};
+use crate::reservation::add_load;
+use crate::selector::{Builtin, Candidates, Choice, Context, Intent};
 use crate::snapshot::Snapshot;
 use crate::sync::atomic::Ordering;
 use crate::{Error, Pool, Request, Reservation, Rng, Selector};
 
 /// How many times a reservation asks the selector again after losing a
-/// compare-and-swap. When the bound is hit it books the last choice with a
-/// plain increment (counted in `PoolStats::fallbacks`). Losing 32 races in a
+/// compare-and-swap. When the bound is hit it books the last choice without
+/// validating its load (counted in `PoolStats::fallbacks`). Losing 32 races in a
 /// row needs 32 other bookings to land on the same worker between one scan
 /// and its swap; under ordinary contention it does not happen.
 pub(crate) const MAX_ATTEMPTS: u32 = 32;
@@ -44,9 +45,53 @@ fn ask<'a, S: Selector + ?Sized>(selector: &S, cx: &mut Context<'a>) -> Result<C
     selector.choose(cx).ok_or_else(|| cx.empty_error())
 }
 
+/// Calls `$body` with `$s` bound to the concrete built-in behind `$selector`,
+/// or to `$selector` itself. For a concrete selector type the match folds
+/// away; through `&dyn Selector` it costs one virtual call and a jump, and each
+/// built-in then runs the same inlined path as a direct call.
+macro_rules! devirtualize {
+    ($selector:expr, |$s:ident| $body:expr) => {
+        match $selector.builtin() {
+            Some(Builtin::Random($s)) => $body,
+            Some(Builtin::RoundRobin($s)) => $body,
+            Some(Builtin::PowerOfTwo($s)) => $body,
+            Some(Builtin::LeastLoaded($s)) => $body,
+            Some(Builtin::DeviceAware($s)) => $body,
+            None => {
+                let $s = $selector;
+                $body
+            }
+        }
+    };
+}
+
 /// A pick that books nothing (select or preview): the chosen slot.
 #[inline(always)]
 pub(crate) fn choose<W, S: Selector + ?Sized>(
+    pool: &Pool<W>,
+    snap: &Snapshot<W>,
+    rng: &mut Rng,
+    request: &Request<'_>,
+    selector: &S,
+    intent: Intent,
+) -> Result<u32, Error> {
+    devirtualize!(selector, |s| choose_as(pool, snap, rng, request, s, intent))
+}
+
+/// A pick that books `request.weight` on the chosen worker.
+#[inline(always)]
+pub(crate) fn reserve<'p, W, S: Selector + ?Sized>(
+    pool: &'p Pool<W>,
+    snap: &Snapshot<W>,
+    rng: &mut Rng,
+    request: &Request<'_>,
+    selector: &S,
+) -> Result<Reservation<'p, W>, Error> {
+    devirtualize!(selector, |s| reserve_as(pool, snap, rng, request, s))
+}
+
+#[inline(always)]
+fn choose_as<W, S: Selector + ?Sized>(
     pool: &Pool<W>,
     snap: &Snapshot<W>,
     rng: &mut Rng,
@@ -60,7 +105,7 @@ pub(crate) fn choose<W, S: Selector + ?Sized>(
 
 /// A pick that books `request.weight` on the chosen worker.
 #[inline(always)]
-pub(crate) fn reserve<'p, W, S: Selector + ?Sized>(
+fn reserve_as<'p, W, S: Selector + ?Sized>(
     pool: &'p Pool<W>,
     snap: &Snapshot<W>,
     rng: &mut Rng,
@@ -81,11 +126,13 @@ pub(crate) fn reserve<'p, W, S: Selector + ?Sized>(
         // ordered by the snapshot we hold (see `writer::reclaim`).
         match choice.seen {
             None => {
-                counter.fetch_add(weight, Ordering::Relaxed);
+                add_load(counter, weight)?;
                 return Ok(Reservation::charged(pool, slot, weight));
             }
             Some(seen) => {
-                let booked = seen.wrapping_add(weight);
+                let Some(booked) = seen.checked_add(weight) else {
+                    return Err(Error::LoadOverflow);
+                };
                 if counter
                     .compare_exchange(seen, booked, Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok()
@@ -96,8 +143,8 @@ pub(crate) fn reserve<'p, W, S: Selector + ?Sized>(
         }
         last = slot;
     }
+    add_load(pool.slots.counters.get(last), weight)?;
     pool.note_fallback();
-    pool.slots.counters.get(last).fetch_add(weight, Ordering::Relaxed);
     Ok(Reservation::charged(pool, last, weight))
 }
 
@@ -108,6 +155,8 @@ pub(crate) fn reserve_worker<'p, W: Eq + core::hash::Hash>(
     worker: &W,
     weight: u32,
 ) -> Result<Reservation<'p, W>, Error> {
-    let &slot = snap.index.get(worker).ok_or(Error::UnknownWorker)?;
-    Ok(Reservation::book(pool, slot, weight))
+    let Some(&slot) = snap.index.get(worker) else {
+        return Err(Error::UnknownWorker);
+    };
+    Reservation::book(pool, slot, weight)
 }

@@ -58,7 +58,7 @@ pub struct PoolStats {
     /// Slots allocated so far (the range the least-loaded scan covers).
     pub capacity: usize,
     /// Reservations that lost the compare-and-swap race too many times in a
-    /// row and were booked with a plain increment.
+    /// row and were booked without validating the load.
     pub fallbacks: u64,
 }
 

@@ -40,6 +40,8 @@ impl<'a> Request<'a> {
     }
 
     /// The load a reservation charges (token-aware load); `0` charges nothing.
+    /// A booking that would take a worker's load past `u32::MAX` fails with
+    /// [`Error::LoadOverflow`](crate::Error::LoadOverflow).
     pub const fn weight(mut self, weight: u32) -> Self {
         self.weight = weight;
         self

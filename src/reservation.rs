@@ -1,4 +1,4 @@
-use crate::sync::atomic::Ordering;
+use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::{Error, Pool};
 use core::fmt;
 use core::hash::Hash;
@@ -46,12 +46,12 @@ impl<'p, W> Reservation<'p, W> {
     }
 
     /// Books `weight` (or a pin, for `0`) on `slot`.
-    pub(crate) fn book(pool: &'p Pool<W>, slot: u32, weight: u32) -> Self {
+    pub(crate) fn book(pool: &'p Pool<W>, slot: u32, weight: u32) -> Result<Self, Error> {
         if weight == 0 {
-            return Self::pinned(pool, slot);
+            return Ok(Self::pinned(pool, slot));
         }
-        pool.slots.counters.get(slot).fetch_add(weight, Ordering::Relaxed);
-        Self::charged(pool, slot, weight)
+        add_load(pool.slots.counters.get(slot), weight)?;
+        Ok(Self::charged(pool, slot, weight))
     }
 
     /// The worker this reservation is booked on.
@@ -106,15 +106,38 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Reservation<'p, W> {
     /// ```
     pub fn retarget(&mut self, worker: &W) -> Result<(), Error> {
         let snap = self.pool.snapshot();
-        let &slot = snap.index.get(worker).ok_or(Error::UnknownWorker)?;
+        let Some(&slot) = snap.index.get(worker) else {
+            return Err(Error::UnknownWorker);
+        };
         if slot != self.slot {
             // Book the new one before giving back the old: the load never
             // dips, and each side changes exactly once.
-            let moved = Reservation::book(self.pool, slot, self.weight);
+            let moved = Reservation::book(self.pool, slot, self.weight)?;
             let old = core::mem::replace(self, moved);
             drop(old);
         }
         Ok(())
+    }
+}
+
+/// Adds `weight` to `counter` unless the load would pass `u32::MAX`.
+///
+/// Not a `fetch_add`: a count that wrapped would read as a small load, or as
+/// zero, and the writer could then reuse the slot under live reservations.
+/// Lock-free rather than bounded: an exchange fails only because another
+/// booking or release on this counter landed in between.
+#[inline(always)]
+pub(crate) fn add_load(counter: &AtomicU32, weight: u32) -> Result<(), Error> {
+    // Relaxed: the count itself is the only datum (see `pick::reserve`).
+    let mut seen = counter.load(Ordering::Relaxed);
+    loop {
+        let Some(booked) = seen.checked_add(weight) else {
+            return Err(Error::LoadOverflow);
+        };
+        match counter.compare_exchange_weak(seen, booked, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return Ok(()),
+            Err(now) => seen = now,
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! custom policies implement alike.
 
 use crate::device::WorkerInfo;
+use crate::eligibility::UNBUILT;
 use crate::rng::Rng;
 use crate::scan::{self, Backend, MinTies};
 use crate::slots::Counters;
@@ -48,6 +49,26 @@ pub trait Selector: Send + Sync {
     fn charges(&self) -> bool {
         true
     }
+
+    /// The built-in mode behind this selector, if it is one: lets a call
+    /// through `&dyn Selector` take the same inlined path as a direct call.
+    /// Custom selectors keep the default.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        None
+    }
+}
+
+/// The built-in modes, by reference (see [`Selector::builtin`]).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub enum Builtin<'s> {
+    Random(&'s crate::Random),
+    RoundRobin(&'s crate::RoundRobin),
+    PowerOfTwo(&'s crate::PowerOfTwo),
+    LeastLoaded(&'s crate::LeastLoaded),
+    DeviceAware(&'s crate::DeviceAware),
 }
 
 impl<S: Selector + ?Sized> Selector for &S {
@@ -60,6 +81,10 @@ impl<S: Selector + ?Sized> Selector for &S {
     }
     fn charges(&self) -> bool {
         (**self).charges()
+    }
+    #[inline(always)]
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        (**self).builtin()
     }
 }
 
@@ -74,6 +99,10 @@ impl<S: Selector + ?Sized> Selector for Box<S> {
     fn charges(&self) -> bool {
         (**self).charges()
     }
+    #[inline(always)]
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        (**self).builtin()
+    }
 }
 
 impl<S: Selector + ?Sized> Selector for std::sync::Arc<S> {
@@ -86,6 +115,10 @@ impl<S: Selector + ?Sized> Selector for std::sync::Arc<S> {
     }
     fn charges(&self) -> bool {
         (**self).charges()
+    }
+    #[inline(always)]
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        (**self).builtin()
     }
 }
 
@@ -229,6 +262,13 @@ impl<'a> Candidates<'a> {
     }
 
     fn masked(set: &'a SetView, pool_id: u64, mask: &'a Eligibility) -> Result<Self, Error> {
+        if mask.pool == UNBUILT {
+            // `Eligibility::new()`, never built: it admits nothing.
+            return Ok(Candidates::Fresh {
+                slots: &[],
+                lanes: &[],
+            });
+        }
         if mask.pool != pool_id {
             return Err(Error::InvalidConfig {
                 what: "eligibility mask",
@@ -388,18 +428,42 @@ impl<'a> Context<'a> {
                 }
             }
         }
-        self.least_loaded_by(|_| true)
+        self.least_loaded_by(|_, _| true)
     }
 
     /// The least-loaded candidate among those `keep` admits, ties uniform at
-    /// random with one draw (none when unique). A scalar scan.
-    pub fn least_loaded_by(&mut self, mut keep: impl FnMut(Slot<'a>) -> bool) -> Option<(Slot<'a>, u32)> {
+    /// random with one draw (none when unique). A scalar scan; `keep` sees the
+    /// context too, to read a candidate's [`info`](Self::info) or cache hits.
+    ///
+    /// ```
+    /// use workerpick::{Choice, Context, DeviceKind, Pool, Selector, WorkerInfo};
+    /// /// The least-loaded worker in zone 1, else anywhere.
+    /// struct ZoneFirst;
+    /// impl Selector for ZoneFirst {
+    ///     fn name(&self) -> &str { "zone-first" }
+    ///     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
+    ///         let (slot, load) = cx
+    ///             .least_loaded_by(|cx, s| cx.info(s).group_id() == 1)
+    ///             .or_else(|| cx.least_loaded())?;
+    ///         Some(Choice::validated(slot, load))
+    ///     }
+    /// }
+    /// let pool = Pool::new();
+    /// pool.insert_with("far", WorkerInfo::new().group(0)).unwrap();
+    /// pool.insert_with("near", WorkerInfo::new().group(1)).unwrap();
+    /// let _busy = pool.reserve_worker(&"near", 3).unwrap();
+    /// assert_eq!(*pool.reserve(&ZoneFirst).unwrap().worker(), "near");
+    /// ```
+    pub fn least_loaded_by(
+        &mut self,
+        mut keep: impl FnMut(&Self, Slot<'a>) -> bool,
+    ) -> Option<(Slot<'a>, u32)> {
         let mut best = u32::MAX;
         let mut ties = 0u32;
         let mut first = None;
         for i in 0..self.len() {
             let slot = self.candidate(i)?;
-            if !keep(slot) {
+            if !keep(self, slot) {
                 continue;
             }
             let v = self.counters.get(slot.index).load(Ordering::Relaxed);
@@ -418,7 +482,7 @@ impl<'a> Context<'a> {
         let mut k = self.rng.below(ties);
         for i in 0..self.len() {
             let slot = self.candidate(i)?;
-            if keep(slot) && self.counters.get(slot.index).load(Ordering::Relaxed) == best {
+            if keep(self, slot) && self.counters.get(slot.index).load(Ordering::Relaxed) == best {
                 if k == 0 {
                     return Some((slot, best));
                 }

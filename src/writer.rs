@@ -173,11 +173,16 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         if !keys.iter().all(|k| seen.insert(k)) {
             return Err(Error::DuplicateWorker);
         }
-        let fresh = keys
-            .iter()
-            .filter(|k| matches!(self.origin(k), Origin::New))
-            .count();
-        self.reserve_room(fresh, slots)?;
+        let fresh = |w: &Self| keys.iter().filter(|k| matches!(w.origin(k), Origin::New)).count();
+        let needed = fresh(self);
+        self.reserve_room(needed, slots)?;
+        // Making room may have reclaimed a draining worker named in `keys`,
+        // which now needs a fresh slot too: check again, so that the joins
+        // below cannot run out half-way.
+        let needed_now = fresh(self);
+        if needed_now > needed {
+            self.reserve_room(needed_now, slots)?;
+        }
         let mut old: HashMap<W, Member> = self.members.drain(..).collect();
         let mut members = Vec::with_capacity(keys.len());
         for key in keys {

@@ -198,4 +198,9 @@ impl Selector for DeviceAware {
         let slot = group.pick(cx, |cx, s| cx.info(s).device_kind() == kind)?;
         Some(Choice::validated(slot, group.min))
     }
+
+    #[inline(always)]
+    fn builtin(&self) -> Option<crate::selector::Builtin<'_>> {
+        Some(crate::selector::Builtin::DeviceAware(self))
+    }
 }

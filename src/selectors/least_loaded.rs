@@ -38,4 +38,9 @@ impl Selector for LeastLoaded {
         let (slot, load) = cx.least_loaded()?;
         Some(Choice::validated(slot, load))
     }
+
+    #[inline(always)]
+    fn builtin(&self) -> Option<crate::selector::Builtin<'_>> {
+        Some(crate::selector::Builtin::LeastLoaded(self))
+    }
 }

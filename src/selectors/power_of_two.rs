@@ -53,4 +53,9 @@ impl Selector for PowerOfTwo {
             Choice::validated(slot_b, load_b)
         })
     }
+
+    #[inline(always)]
+    fn builtin(&self) -> Option<crate::selector::Builtin<'_>> {
+        Some(crate::selector::Builtin::PowerOfTwo(self))
+    }
 }

@@ -33,4 +33,9 @@ impl Selector for Random {
     fn charges(&self) -> bool {
         false
     }
+
+    #[inline(always)]
+    fn builtin(&self) -> Option<crate::selector::Builtin<'_>> {
+        Some(crate::selector::Builtin::Random(self))
+    }
 }

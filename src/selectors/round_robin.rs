@@ -55,4 +55,9 @@ impl Selector for RoundRobin {
     fn charges(&self) -> bool {
         false
     }
+
+    #[inline(always)]
+    fn builtin(&self) -> Option<crate::selector::Builtin<'_>> {
+        Some(crate::selector::Builtin::RoundRobin(self))
+    }
 }
