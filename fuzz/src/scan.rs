@@ -1,0 +1,218 @@
+//! Target `scan`: every scan backend the CPU offers returns exactly what the
+//! scalar reference returns, and the reference matches a naive oracle.
+//!
+//! Arrays reach 20 000 lanes from a few input bytes (a palette or a cycle is
+//! expanded by a seeded generator), start at every alignment, and carry any
+//! exclusion values, since the scan's contract is "ORed in", not just `0` or
+//! `u32::MAX`.
+
+use arbitrary::{Arbitrary, Unstructured};
+use std::sync::atomic::AtomicU32;
+use workerpick::scan::{self, Backend, MinTies};
+
+/// The longest counter array a run builds.
+pub const MAX_LEN: usize = 20_000;
+
+/// One scan scenario.
+#[derive(Arbitrary, Debug)]
+pub struct Input {
+    len: u16,
+    /// Lanes past a 64-byte boundary where the counters start.
+    counter_offset: u8,
+    /// Lanes past a 64-byte boundary where the exclusion array starts.
+    excluded_offset: u8,
+    /// How much longer (or shorter) the exclusion array is than the counters:
+    /// the shorter slice decides how many lanes there are.
+    excluded_len_delta: i8,
+    values: Values,
+    mask: Mask,
+    /// Single lanes overwritten after the fill: `(index, value)`.
+    patches: Vec<(u16, u32)>,
+    /// Extra tie indices to ask `nth_tie` for (beyond `0`, `ties - 1`, `ties`).
+    ks: Vec<u32>,
+    /// A value to search for that need not be the minimum.
+    probe: u32,
+}
+
+/// How the counters are filled.
+#[derive(Arbitrary, Debug)]
+enum Values {
+    Const(u32),
+    /// Each lane drawn from the palette by a generator seeded with `seed`.
+    Palette {
+        seed: u64,
+        palette: Vec<u32>,
+    },
+    /// The values in order, repeated.
+    Cycle(Vec<u32>),
+}
+
+/// How the exclusion array is filled.
+#[derive(Arbitrary, Debug)]
+enum Mask {
+    /// Every lane a candidate.
+    None,
+    /// Every lane excluded.
+    All,
+    /// Each lane excluded with probability `density / 256`.
+    Random { seed: u64, density: u8 },
+    /// The pattern in order, repeated (`true` = excluded).
+    Cycle(Vec<bool>),
+    /// Arbitrary values ORed in, drawn from the palette.
+    Raw { seed: u64, palette: Vec<u32> },
+}
+
+/// Decodes `data` as libFuzzer's `fuzz_target!` does and runs it.
+pub fn run_bytes(data: &[u8]) {
+    if let Ok(input) = Input::arbitrary_take_rest(Unstructured::new(data)) {
+        run(input);
+    }
+}
+
+/// Checks `min_ties` and `nth_tie` on every available backend.
+pub fn run(input: Input) {
+    // Mostly short arrays (vector tails, a few blocks: fast to run), a quarter
+    // up to the full length.
+    let len = usize::from(input.len);
+    let len = match input.len >> 14 {
+        0 | 1 => len % 64,
+        2 => len % 1100,
+        _ => len % (MAX_LEN + 1),
+    };
+    let mut values = fill_values(&input.values, len);
+    for &(i, v) in &input.patches {
+        if len > 0 {
+            values[usize::from(i) % len] = v;
+        }
+    }
+    let excluded_len = len.saturating_add_signed(isize::from(input.excluded_len_delta));
+    let excluded_values = fill_mask(&input.mask, excluded_len);
+
+    // Place both arrays at a chosen distance from a 64-byte boundary.
+    let counter_store: Vec<AtomicU32> = (0..len + 32).map(|_| AtomicU32::new(0)).collect();
+    let start = aligned_start(counter_store.as_ptr(), input.counter_offset);
+    let counters = &counter_store[start..start + len];
+    for (c, &v) in counters.iter().zip(&values) {
+        c.store(v, std::sync::atomic::Ordering::Relaxed);
+    }
+    let mut excluded_store = vec![0u32; excluded_len + 32];
+    let start = aligned_start(excluded_store.as_ptr(), input.excluded_offset);
+    excluded_store[start..start + excluded_len].copy_from_slice(&excluded_values);
+    let excluded = &excluded_store[start..start + excluded_len];
+
+    // The oracle: effective values over the shorter slice.
+    let effective: Vec<u32> = values.iter().zip(excluded).map(|(&v, &e)| v | e).collect();
+    let expected = oracle_min_ties(&effective);
+
+    let mut searches = vec![
+        (expected.min, 0),
+        (expected.min, expected.ties.saturating_sub(1)),
+        (expected.min, expected.ties),
+        (expected.min, expected.ties.saturating_add(1)),
+        (input.probe, 0),
+        (input.probe, u32::MAX),
+        (u32::MAX, 0),
+        (u32::MAX, u32::MAX),
+    ];
+    searches.extend(input.ks.iter().take(4).map(|&k| {
+        let k = if expected.ties > 0 {
+            k % (expected.ties + 2)
+        } else {
+            k
+        };
+        (expected.min, k)
+    }));
+    searches.extend(input.ks.iter().take(4).map(|&k| (input.probe, k % 64)));
+
+    searches.dedup();
+    let wanted: Vec<_> = searches
+        .iter()
+        .map(|&(min, k)| oracle_nth_tie(&effective, min, k))
+        .collect();
+    let check = |counters: &[AtomicU32], excluded: &[u32], place: &str| {
+        for &backend in Backend::available() {
+            let name = backend.name();
+            let got = scan::min_ties(backend, counters, excluded);
+            assert_eq!(
+                got, expected,
+                "min_ties on {name}, {place} (len {len}, excluded {excluded_len})"
+            );
+            for (&(min, k), want) in searches.iter().zip(&wanted) {
+                let got = scan::nth_tie(backend, counters, excluded, min, k);
+                assert_eq!(
+                    got, *want,
+                    "nth_tie(min {min}, k {k}) on {name}, {place} (len {len}, excluded {excluded_len})"
+                );
+            }
+        }
+    };
+    check(counters, excluded, "arrays at the chosen alignment");
+    // Both arrays again, each ending where an inaccessible page begins.
+    crate::page::at_page_end(&values, &excluded_values, |c, e| {
+        check(c, e, "arrays at a page end")
+    });
+}
+
+/// The first index at or after `offset % 16` lanes past a 64-byte boundary.
+fn aligned_start<T>(p: *const T, offset: u8) -> usize {
+    let to_boundary = p.align_offset(64);
+    let to_boundary = if to_boundary < 16 { to_boundary } else { 0 };
+    to_boundary + usize::from(offset % 16)
+}
+
+fn fill_values(values: &Values, len: usize) -> Vec<u32> {
+    match values {
+        Values::Const(v) => vec![*v; len],
+        Values::Palette { seed, palette } if !palette.is_empty() => {
+            let mut rng = fastrand::Rng::with_seed(*seed);
+            (0..len).map(|_| palette[rng.usize(..palette.len())]).collect()
+        }
+        Values::Cycle(cycle) if !cycle.is_empty() => cycle.iter().copied().cycle().take(len).collect(),
+        _ => vec![0; len],
+    }
+}
+
+fn fill_mask(mask: &Mask, len: usize) -> Vec<u32> {
+    match mask {
+        Mask::None => vec![0; len],
+        Mask::All => vec![u32::MAX; len],
+        Mask::Random { seed, density } => {
+            let mut rng = fastrand::Rng::with_seed(*seed);
+            (0..len)
+                .map(|_| if rng.u8(..) < *density { u32::MAX } else { 0 })
+                .collect()
+        }
+        Mask::Cycle(cycle) if !cycle.is_empty() => cycle
+            .iter()
+            .map(|&x| if x { u32::MAX } else { 0 })
+            .cycle()
+            .take(len)
+            .collect(),
+        Mask::Raw { seed, palette } if !palette.is_empty() => {
+            let mut rng = fastrand::Rng::with_seed(*seed);
+            (0..len).map(|_| palette[rng.usize(..palette.len())]).collect()
+        }
+        _ => vec![0; len],
+    }
+}
+
+fn oracle_min_ties(effective: &[u32]) -> MinTies {
+    let min = effective.iter().copied().min().unwrap_or(u32::MAX);
+    let ties = effective.iter().filter(|&&v| v == min).count();
+    MinTies {
+        min,
+        ties: ties as u32,
+    }
+}
+
+fn oracle_nth_tie(effective: &[u32], min: u32, k: u32) -> Result<usize, u32> {
+    let mut hits = effective
+        .iter()
+        .enumerate()
+        .filter(|&(_, &v)| v == min)
+        .map(|(i, _)| i);
+    match hits.nth(k as usize) {
+        Some(i) => Ok(i),
+        None => Err(effective.iter().filter(|&&v| v == min).count() as u32),
+    }
+}
