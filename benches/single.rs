@@ -1,0 +1,211 @@
+//! Single-thread cost of one operation, ours beside the lock-based reference.
+//!
+//! Groups are `mode/workers`; in each, the function is the operation and the
+//! parameter the implementation:
+//! `least-loaded/1024/reserve/workerpick-handle` vs `.../reserve/reference`.
+//! The pool is idle (every load 0) so all the workers tie, which is the
+//! worst case for both least-loaded tie-breaks.
+//!
+//! Two more groups: `floor` (the primitives a pick is built from, to show what
+//! bounds a figure) and `scan/workers` (the least-loaded scan alone, per
+//! backend this CPU runs).
+
+mod common;
+
+use common::cpu_time::CpuTime;
+use common::reference::Reference;
+use common::{Mode, WORKERS};
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+use workerpick::{Pool, Request, Rng, Selector};
+
+const OURS: &str = "workerpick-handle";
+const POOL: &str = "workerpick-pool";
+const DYN: &str = "workerpick-handle-dyn";
+const REF: &str = "reference";
+
+fn modes(c: &mut Criterion<CpuTime>) {
+    for mode in Mode::ALL {
+        for n in WORKERS {
+            with_selector!(mode, |sel| group(c, mode, n, &sel));
+        }
+    }
+}
+
+/// Sample count for a function whose one call may take `ns_guess` ns: slow
+/// ones get fewer samples so the suite stays short.
+fn samples_for(g: &mut BenchmarkGroup<'_, CpuTime>, ns_guess: usize) {
+    g.sample_size(if ns_guess > 20_000 { 20 } else { 50 });
+}
+
+fn group<S: Selector>(c: &mut Criterion<CpuTime>, mode: Mode, n: usize, sel: &S) {
+    let pool = Pool::from_workers(0..n as u64).unwrap();
+    let reference = Reference::new(0..n as u64, 1);
+    let policy = mode.reference();
+    let mut h = pool.handle_with_rng(Rng::with_seed(1));
+    // Hidden from the optimiser so the call stays virtual.
+    let dynamic: &dyn Selector = black_box(sel);
+    let half = pool.eligibility(|w| w.is_multiple_of(2));
+    let masked = Request::new().eligible(&half);
+    let keep_half = |w: &u64| w.is_multiple_of(2);
+    // The reference least-loaded costs ~15 ns per worker.
+    let ref_ns = if mode == Mode::LeastLoaded { 15 * n } else { 100 };
+
+    let mut g = c.benchmark_group(format!("{}/{}", mode.name(), n));
+
+    g.bench_function(BenchmarkId::new("select", OURS), |b| {
+        b.iter(|| *h.select(sel).unwrap())
+    });
+    g.bench_function(BenchmarkId::new("select", DYN), |b| {
+        b.iter(|| *h.select(dynamic).unwrap())
+    });
+    g.bench_function(BenchmarkId::new("select", POOL), |b| {
+        b.iter(|| pool.select(sel).unwrap())
+    });
+    samples_for(&mut g, ref_ns);
+    g.bench_function(BenchmarkId::new("select", REF), |b| {
+        b.iter(|| reference.select(policy, None).unwrap())
+    });
+    samples_for(&mut g, 0);
+
+    g.bench_function(BenchmarkId::new("reserve", OURS), |b| {
+        b.iter(|| drop(h.reserve(sel).unwrap()))
+    });
+    g.bench_function(BenchmarkId::new("reserve", DYN), |b| {
+        b.iter(|| drop(h.reserve(dynamic).unwrap()))
+    });
+    g.bench_function(BenchmarkId::new("reserve", POOL), |b| {
+        b.iter(|| drop(pool.reserve(sel).unwrap()))
+    });
+    samples_for(&mut g, ref_ns);
+    g.bench_function(BenchmarkId::new("reserve", REF), |b| {
+        b.iter(|| drop(reference.reserve(policy, None).unwrap()))
+    });
+    samples_for(&mut g, 0);
+
+    g.bench_function(BenchmarkId::new("preview", OURS), |b| {
+        b.iter(|| *h.preview(sel).unwrap())
+    });
+    samples_for(&mut g, ref_ns);
+    g.bench_function(BenchmarkId::new("preview", REF), |b| {
+        b.iter(|| reference.preview(policy, None).unwrap())
+    });
+    samples_for(&mut g, 0);
+
+    if matches!(mode, Mode::PowerOfTwo | Mode::LeastLoaded) {
+        g.bench_function(BenchmarkId::new("masked-select", OURS), |b| {
+            b.iter(|| *h.select_with(sel, &masked).unwrap())
+        });
+        g.bench_function(BenchmarkId::new("masked-reserve", OURS), |b| {
+            b.iter(|| drop(h.reserve_with(sel, &masked).unwrap()))
+        });
+        samples_for(&mut g, ref_ns);
+        g.bench_function(BenchmarkId::new("masked-select", REF), |b| {
+            b.iter(|| reference.select(policy, Some(&keep_half)).unwrap())
+        });
+        g.bench_function(BenchmarkId::new("masked-reserve", REF), |b| {
+            b.iter(|| drop(reference.reserve(policy, Some(&keep_half)).unwrap()))
+        });
+    }
+    g.finish();
+    assert!(
+        pool.loads().iter().all(|&(_, l)| l == 0),
+        "a bench leaked a reservation"
+    );
+}
+
+/// The primitives a pick is made of, on this machine: what bounds a figure.
+fn floor(c: &mut Criterion<CpuTime>) {
+    let mut g = c.benchmark_group("floor");
+    let a = AtomicU32::new(0);
+    g.bench_function("fetch_add", |b| b.iter(|| a.fetch_add(1, Ordering::Relaxed)));
+    g.bench_function("compare_exchange", |b| {
+        let mut cur = a.load(Ordering::Relaxed);
+        b.iter(|| {
+            let r = a.compare_exchange(cur, cur.wrapping_add(1), Ordering::Relaxed, Ordering::Relaxed);
+            cur = cur.wrapping_add(1);
+            r
+        })
+    });
+    g.bench_function("load-relaxed", |b| {
+        b.iter(|| black_box(&a).load(Ordering::Relaxed))
+    });
+    let swap = arc_swap::ArcSwap::from_pointee(7u64);
+    let mut cache = arc_swap::Cache::new(&swap);
+    g.bench_function("arc_swap-cache-load", |b| b.iter(|| **cache.load()));
+    g.bench_function("arc_swap-load", |b| b.iter(|| **swap.load()));
+    let mut rng = Rng::with_seed(1);
+    g.bench_function("rng-below", |b| b.iter(|| rng.below(black_box(1000))));
+    let m = std::sync::Mutex::new(0u64);
+    g.bench_function("mutex-lock-unlock", |b| {
+        b.iter(|| {
+            let mut v = m.lock().unwrap();
+            *v += 1;
+            *v
+        })
+    });
+    let map: dashmap::DashMap<u64, AtomicU32> = (0..1024).map(|w| (w, AtomicU32::new(0))).collect();
+    let mut k = 0u64;
+    g.bench_function("dashmap-get", |b| {
+        b.iter(|| {
+            k = (k + 1) & 1023;
+            map.get(&k).map_or(0, |c| c.load(Ordering::Relaxed))
+        })
+    });
+    g.finish();
+}
+
+/// One chunk of counters, aligned like the pool's.
+#[repr(C, align(64))]
+struct Chunk([AtomicU32; 1024]);
+
+/// The least-loaded scan alone (min and tie count over `n` idle counters),
+/// chunk by chunk as the pool runs it, for every backend this CPU has.
+fn scan(c: &mut Criterion<CpuTime>) {
+    use workerpick::scan::{self, Backend};
+    for n in WORKERS {
+        let chunks: Vec<Chunk> = (0..n.div_ceil(1024))
+            .map(|_| Chunk(core::array::from_fn(|_| AtomicU32::new(0))))
+            .collect();
+        let lanes = vec![0u32; n.div_ceil(16) * 16];
+        let mut g = c.benchmark_group(format!("scan/{n}"));
+        for &backend in Backend::available() {
+            g.bench_function(BenchmarkId::new("min-ties", backend.name()), |b| {
+                b.iter(|| {
+                    let mut acc = (u32::MAX, 0u32);
+                    for (chunk, lanes) in chunks.iter().zip(lanes.chunks(1024)) {
+                        let r = scan::min_ties(backend, &chunk.0[..lanes.len()], lanes);
+                        if r.min < acc.0 {
+                            acc = (r.min, r.ties);
+                        } else if r.min == acc.0 {
+                            acc.1 += r.ties;
+                        }
+                    }
+                    acc
+                })
+            });
+        }
+        g.finish();
+    }
+}
+
+fn config() -> Criterion<CpuTime> {
+    // Short runs: the whole suite has to fit in a few minutes on a shared
+    // 2-core machine. Override on the command line (`--measurement-time`).
+    // Thread CPU time, not wall time: see `common/cpu_time.rs`.
+    Criterion::default()
+        .with_measurement(CpuTime)
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_millis(600))
+        .sample_size(50)
+        .nresamples(10_000)
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = floor, scan, modes
+}
+criterion_main!(benches);

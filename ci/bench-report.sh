@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Runs the benchmark suite on this machine and regenerates BENCHMARKS.md from
+# its results (criterion's JSON and the allocation counts): no number in
+# BENCHMARKS.md is typed by hand.
+#
+#   ci/bench-report.sh                 full run (~10 min on 2 busy cores), then the report
+#   ci/bench-report.sh --render-only   rebuild BENCHMARKS.md from the last run's results
+#   ci/bench-report.sh -- ARGS         pass ARGS to the criterion binaries
+#                                      (e.g. -- --measurement-time 3 for a quieter machine)
+#   WORKERPICK_BENCH_THREADS=1,2,4,8,16 ci/bench-report.sh   more thread counts
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+render_only=0
+crit_args=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --render-only) render_only=1 ;;
+        --) shift; crit_args=("$@"); break ;;
+        *) echo "usage: $0 [--render-only] [-- CRITERION_ARGS...]" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+target=${CARGO_TARGET_DIR:-target}
+out=$target/bench-report
+export WORKERPICK_BENCH_THREADS=${WORKERPICK_BENCH_THREADS:-1,2}
+
+if [ "$render_only" = 0 ]; then
+    echo "=== building the benches"
+    cargo bench --no-run --bench allocs --bench single --bench threads --bench ir --bench report
+    # A full run starts clean so no result from an older run is reported.
+    rm -rf "$target/criterion" "$out"
+    mkdir -p "$out"
+    flags=$(grep -m1 '^flags' /proc/cpuinfo || true)
+    features=""
+    for f in sse4_2 avx2 avx512f avx512bw; do
+        if [[ " $flags " == *" $f "* ]]; then features+="$f "; fi
+    done
+    {
+        echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+        echo "command=WORKERPICK_BENCH_THREADS=$WORKERPICK_BENCH_THREADS ci/bench-report.sh${crit_args[*]:+ -- ${crit_args[*]}}"
+        echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+        echo "cores=$(nproc)"
+        echo "features=${features:-none of sse4_2/avx2/avx512}"
+        echo "rustc=$(rustc -V)"
+        echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
+        echo "autogroup=$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo unknown)"
+    } >"$out/run.txt"
+    start=$SECONDS
+    echo "=== allocations"
+    cargo bench --bench allocs
+    echo "=== single thread"
+    cargo bench --bench single -- "${crit_args[@]}"
+    echo "=== threads ($WORKERPICK_BENCH_THREADS)"
+    cargo bench --bench threads -- "${crit_args[@]}"
+    if command -v valgrind >/dev/null; then
+        echo "=== instructions per operation (callgrind)"
+        ir=$(cargo bench --no-run --bench ir 2>&1 | sed -n 's/.*Executable.*(\(.*\)).*/\1/p' | tail -1)
+        count_ir() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$ir" run "$1" "$2" 2>&1 |
+            sed -n 's/.*Collected : *\([0-9]*\).*/\1/p'; }
+        for name in $("$ir" list); do
+            case "$name" in least-loaded/1024/* | least-loaded/10000/*) n=300 ;; *) n=20000 ;; esac
+            base=$(count_ir "$name" 0)
+            total=$(count_ir "$name" "$n")
+            echo "$name=$(((total - base) / n))" | tee -a "$out/instructions.txt"
+        done
+    else
+        echo "=== valgrind not found: no instruction counts"
+    fi
+    {
+        echo "load_after=$(cut -d' ' -f1-3 /proc/loadavg)"
+        echo "seconds=$((SECONDS - start))"
+    } >>"$out/run.txt"
+fi
+
+echo "=== report"
+cargo bench --bench report -- --write

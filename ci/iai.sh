@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Instruction-count gate: every hot path under callgrind must stay within its
+# committed `Ir` budget in iai/budgets.toml (hard limits: no saved baseline
+# needed). A regression fails with exit code 3 and names the benchmark.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source ci/iai-runner.sh
+
+measured=$(sed -n 's/^# rustc: //p' iai/budgets.toml)
+if [ "$measured" != "$(rustc --version)" ]; then
+    echo "iai: note: budgets were measured with '$measured'; a compiler change alone can move counts"
+fi
+
+# `bench = false` keeps the gate out of `--all-targets`, so lint it here.
+echo "+ cargo clippy -p workerpick-iai --bench gate -- -D warnings"
+cargo clippy -p workerpick-iai --bench gate -- -D warnings
+
+echo "+ cargo bench -p workerpick-iai --bench gate -- --callgrind-metrics=ir"
+status=0
+cargo bench -p workerpick-iai --bench gate -- --callgrind-metrics=ir || status=$?
+if [ "$status" -eq 3 ]; then
+    echo "iai: FAILED: instruction count over budget (see 'Regressions:' above for the benchmarks)."
+    echo "iai: if the cost is intended, run ci/iai-update.sh and commit iai/budgets.toml saying why."
+fi
+exit "$status"

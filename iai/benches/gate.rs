@@ -1,0 +1,253 @@
+//! Instruction-count gates on workerpick's hot paths, under callgrind.
+//!
+//! Every benchmark runs a fixed number of operations through a cached
+//! [`Handle`] with a seeded [`Rng`], so the path, and with it the `Ir` count,
+//! is the same on every run: it moves only with the code, the compiler and
+//! (for the dispatched scan) the CPU's SIMD level. Membership swaps jitter by
+//! ~0.1%: std's `HashMap` seeds its hasher at random. Each count is held under its
+//! budget in `iai/budgets.toml` by a hard limit (no saved baseline needed);
+//! going over fails the run with exit code 3. `ci/iai.sh` runs the gate,
+//! `ci/iai-update.sh` re-measures and rewrites the budgets.
+//!
+//! Benchmarks named `…_scalar` force the portable scan; the others take the
+//! backend the pool detects at run time (AVX2 under valgrind, which hides
+//! AVX-512).
+
+use gungraun::{
+    Callgrind, EventKind, LibraryBenchmarkConfig, library_benchmark, library_benchmark_group, main,
+};
+use std::hint::black_box;
+use workerpick::scan::Backend;
+use workerpick::{
+    Eligibility, Handle, LeastLoaded, Pool, PowerOfTwo, Random, Request, Rng, RoundRobin, Selector,
+};
+
+/// Operations per benchmark: enough to average over the random paths, few
+/// enough that a run takes well under a second. Counts are per `OPS` ops.
+const OPS: u32 = 100;
+
+/// Membership swaps per benchmark (a swap publishes two snapshots).
+const SWAPS: u32 = 10;
+
+/// `name = instructions` lines, rewritten by `ci/iai-update.sh`.
+const BUDGETS: &str = include_str!("../budgets.toml");
+
+/// Set by `ci/iai-update.sh`: measure with no limits (and no budget needed).
+const UPDATE_ENV: &str = "WORKERPICK_IAI_UPDATE";
+
+/// The configuration that holds benchmark `name` under its budget.
+fn budget(name: &str) -> LibraryBenchmarkConfig {
+    // Only `Ir` is gated: the cache simulation would only slow the run down.
+    let mut callgrind = Callgrind::with_args(["--cache-sim=no"]);
+    if std::env::var_os(UPDATE_ENV).is_none() {
+        callgrind.hard_limits([(EventKind::Ir, limit(name))]);
+    }
+    let mut config = LibraryBenchmarkConfig::default();
+    config.tool(callgrind);
+    config
+}
+
+/// `name`'s budget from `BUDGETS`; a missing one fails the run loudly.
+fn limit(name: &str) -> u64 {
+    let value = BUDGETS
+        .lines()
+        .map(|line| line.split('#').next().unwrap_or_default())
+        .filter_map(|line| line.split_once('='))
+        .find(|(key, _)| key.trim() == name)
+        .map(|(_, value)| value.trim().replace('_', ""))
+        .unwrap_or_else(|| panic!("no budget for `{name}` in iai/budgets.toml: run ci/iai-update.sh"));
+    value
+        .parse()
+        .unwrap_or_else(|e| panic!("budget for `{name}` is not a number ({value:?}): {e}"))
+}
+
+#[derive(Clone, Copy)]
+enum Mode {
+    Random,
+    RoundRobin,
+    PowerOfTwo,
+    LeastLoaded,
+}
+
+#[derive(Clone, Copy)]
+enum Op {
+    Select,
+    /// Reserve, then release by dropping the guard.
+    Reserve,
+    Preview,
+    /// `Select` through `&dyn Selector`.
+    SelectDyn,
+    /// `Reserve` with an eligibility mask admitting every other worker.
+    ReserveMasked,
+}
+
+#[derive(Clone, Copy)]
+enum Scan {
+    Detected,
+    Scalar,
+}
+
+enum Selectors {
+    Random(Random),
+    RoundRobin(RoundRobin),
+    PowerOfTwo(PowerOfTwo),
+    LeastLoaded(LeastLoaded),
+}
+
+/// One benchmark's state, built outside the measured region.
+struct Case {
+    handle: Handle<'static, u32>,
+    selector: Selectors,
+    op: Op,
+    mask: &'static Eligibility,
+}
+
+fn case(mode: Mode, op: Op, workers: u32, scan: Scan) -> Case {
+    let pool = Pool::from_workers(0..workers).expect("a valid worker set");
+    let pool = match scan {
+        Scan::Detected => pool,
+        Scan::Scalar => pool.with_scan_backend(Backend::Scalar),
+    };
+    // Leaked: the handle borrows it for the life of the benchmark process.
+    let pool: &'static Pool<u32> = Box::leak(Box::new(pool));
+    let mask = Box::leak(Box::new(pool.eligibility(|w| w % 2 == 0)));
+    let selector = match mode {
+        Mode::Random => Selectors::Random(Random::new()),
+        Mode::RoundRobin => Selectors::RoundRobin(RoundRobin::new()),
+        Mode::PowerOfTwo => Selectors::PowerOfTwo(PowerOfTwo::new()),
+        Mode::LeastLoaded => Selectors::LeastLoaded(LeastLoaded::new()),
+    };
+    let mut case = Case {
+        handle: pool.handle_with_rng(Rng::with_seed(0x1a1)),
+        selector,
+        op,
+        mask,
+    };
+    // Warm up: one-time costs are not what a router pays per request.
+    run(&mut case, 1);
+    case
+}
+
+fn run(case: &mut Case, ops: u32) {
+    let Case {
+        handle,
+        selector,
+        op,
+        mask,
+    } = case;
+    match selector {
+        Selectors::Random(s) => run_with(handle, s, *op, mask, ops),
+        Selectors::RoundRobin(s) => run_with(handle, s, *op, mask, ops),
+        Selectors::PowerOfTwo(s) => run_with(handle, s, *op, mask, ops),
+        Selectors::LeastLoaded(s) => run_with(handle, s, *op, mask, ops),
+    }
+}
+
+#[inline(always)]
+fn run_with<S: Selector>(
+    handle: &mut Handle<'static, u32>,
+    selector: &S,
+    op: Op,
+    mask: &Eligibility,
+    ops: u32,
+) {
+    match op {
+        Op::Select => {
+            for _ in 0..ops {
+                black_box(handle.select(black_box(selector)).ok());
+            }
+        }
+        Op::Reserve => {
+            for _ in 0..ops {
+                drop(black_box(handle.reserve(black_box(selector)).ok()));
+            }
+        }
+        Op::Preview => {
+            for _ in 0..ops {
+                black_box(handle.preview(black_box(selector)).ok());
+            }
+        }
+        Op::SelectDyn => {
+            let selector: &dyn Selector = selector;
+            for _ in 0..ops {
+                black_box(handle.select(black_box(selector)).ok());
+            }
+        }
+        Op::ReserveMasked => {
+            let request = Request::new().eligible(mask);
+            for _ in 0..ops {
+                drop(black_box(handle.reserve_with(black_box(selector), &request).ok()));
+            }
+        }
+    }
+}
+
+#[library_benchmark]
+#[bench::random_select_8(args = (Mode::Random, Op::Select, 8, Scan::Detected), setup = case, config = budget("random_select_8"))]
+#[bench::random_select_1024(args = (Mode::Random, Op::Select, 1024, Scan::Detected), setup = case, config = budget("random_select_1024"))]
+#[bench::random_reserve_8(args = (Mode::Random, Op::Reserve, 8, Scan::Detected), setup = case, config = budget("random_reserve_8"))]
+#[bench::random_reserve_1024(args = (Mode::Random, Op::Reserve, 1024, Scan::Detected), setup = case, config = budget("random_reserve_1024"))]
+#[bench::round_robin_select_8(args = (Mode::RoundRobin, Op::Select, 8, Scan::Detected), setup = case, config = budget("round_robin_select_8"))]
+#[bench::round_robin_select_1024(args = (Mode::RoundRobin, Op::Select, 1024, Scan::Detected), setup = case, config = budget("round_robin_select_1024"))]
+#[bench::round_robin_reserve_8(args = (Mode::RoundRobin, Op::Reserve, 8, Scan::Detected), setup = case, config = budget("round_robin_reserve_8"))]
+#[bench::round_robin_reserve_1024(args = (Mode::RoundRobin, Op::Reserve, 1024, Scan::Detected), setup = case, config = budget("round_robin_reserve_1024"))]
+#[bench::power_of_two_select_8(args = (Mode::PowerOfTwo, Op::Select, 8, Scan::Detected), setup = case, config = budget("power_of_two_select_8"))]
+#[bench::power_of_two_select_1024(args = (Mode::PowerOfTwo, Op::Select, 1024, Scan::Detected), setup = case, config = budget("power_of_two_select_1024"))]
+#[bench::power_of_two_reserve_8(args = (Mode::PowerOfTwo, Op::Reserve, 8, Scan::Detected), setup = case, config = budget("power_of_two_reserve_8"))]
+#[bench::power_of_two_reserve_1024(args = (Mode::PowerOfTwo, Op::Reserve, 1024, Scan::Detected), setup = case, config = budget("power_of_two_reserve_1024"))]
+#[bench::least_loaded_select_8(args = (Mode::LeastLoaded, Op::Select, 8, Scan::Detected), setup = case, config = budget("least_loaded_select_8"))]
+#[bench::least_loaded_select_1024(args = (Mode::LeastLoaded, Op::Select, 1024, Scan::Detected), setup = case, config = budget("least_loaded_select_1024"))]
+#[bench::least_loaded_reserve_8(args = (Mode::LeastLoaded, Op::Reserve, 8, Scan::Detected), setup = case, config = budget("least_loaded_reserve_8"))]
+#[bench::least_loaded_reserve_1024(args = (Mode::LeastLoaded, Op::Reserve, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_1024"))]
+#[bench::least_loaded_reserve_masked_1024(args = (Mode::LeastLoaded, Op::ReserveMasked, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_masked_1024"))]
+#[bench::least_loaded_select_8_scalar(args = (Mode::LeastLoaded, Op::Select, 8, Scan::Scalar), setup = case, config = budget("least_loaded_select_8_scalar"))]
+#[bench::least_loaded_select_1024_scalar(args = (Mode::LeastLoaded, Op::Select, 1024, Scan::Scalar), setup = case, config = budget("least_loaded_select_1024_scalar"))]
+#[bench::least_loaded_reserve_8_scalar(args = (Mode::LeastLoaded, Op::Reserve, 8, Scan::Scalar), setup = case, config = budget("least_loaded_reserve_8_scalar"))]
+#[bench::least_loaded_reserve_1024_scalar(args = (Mode::LeastLoaded, Op::Reserve, 1024, Scan::Scalar), setup = case, config = budget("least_loaded_reserve_1024_scalar"))]
+#[bench::least_loaded_reserve_masked_1024_scalar(args = (Mode::LeastLoaded, Op::ReserveMasked, 1024, Scan::Scalar), setup = case, config = budget("least_loaded_reserve_masked_1024_scalar"))]
+#[bench::random_preview_1024(args = (Mode::Random, Op::Preview, 1024, Scan::Detected), setup = case, config = budget("random_preview_1024"))]
+#[bench::round_robin_preview_1024(args = (Mode::RoundRobin, Op::Preview, 1024, Scan::Detected), setup = case, config = budget("round_robin_preview_1024"))]
+#[bench::power_of_two_preview_1024(args = (Mode::PowerOfTwo, Op::Preview, 1024, Scan::Detected), setup = case, config = budget("power_of_two_preview_1024"))]
+#[bench::least_loaded_preview_1024(args = (Mode::LeastLoaded, Op::Preview, 1024, Scan::Detected), setup = case, config = budget("least_loaded_preview_1024"))]
+#[bench::random_select_dyn_8(args = (Mode::Random, Op::SelectDyn, 8, Scan::Detected), setup = case, config = budget("random_select_dyn_8"))]
+#[bench::round_robin_select_dyn_8(args = (Mode::RoundRobin, Op::SelectDyn, 8, Scan::Detected), setup = case, config = budget("round_robin_select_dyn_8"))]
+#[bench::power_of_two_select_dyn_8(args = (Mode::PowerOfTwo, Op::SelectDyn, 8, Scan::Detected), setup = case, config = budget("power_of_two_select_dyn_8"))]
+#[bench::least_loaded_select_dyn_8(args = (Mode::LeastLoaded, Op::SelectDyn, 8, Scan::Detected), setup = case, config = budget("least_loaded_select_dyn_8"))]
+fn pick(mut case: Case) -> Case {
+    run(&mut case, OPS);
+    // Returned, not dropped: the teardown stays outside the measured region.
+    case
+}
+
+/// A pool of `workers` and the workers to swap out and back in.
+fn members(workers: u32) -> &'static Pool<u32> {
+    Box::leak(Box::new(
+        Pool::from_workers(0..workers).expect("a valid worker set"),
+    ))
+}
+
+#[library_benchmark]
+#[bench::swap_remove_insert_64(args = (64), setup = members, config = budget("swap_remove_insert_64"))]
+fn swap(pool: &'static Pool<u32>) -> &'static Pool<u32> {
+    for w in 0..SWAPS {
+        pool.remove(black_box(&w)).expect("a member");
+        pool.insert(black_box(w)).expect("not a member");
+    }
+    pool
+}
+
+#[library_benchmark]
+#[bench::swap_replace_64(args = (64), setup = members, config = budget("swap_replace_64"))]
+fn replace(pool: &'static Pool<u32>) -> &'static Pool<u32> {
+    // Alternates the set between 0..64 and 1..65: one worker leaves, one joins.
+    for i in 0..SWAPS {
+        let shift = (i + 1) % 2;
+        pool.replace(black_box(shift..64 + shift))
+            .expect("a valid worker set");
+    }
+    pool
+}
+
+library_benchmark_group!(name = picks, benchmarks = pick);
+library_benchmark_group!(name = membership, benchmarks = [swap, replace]);
+main!(library_benchmark_groups = picks, membership);

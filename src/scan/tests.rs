@@ -1,0 +1,279 @@
+//! Every backend against the scalar reference, and the reference against a naive oracle.
+//!
+//! All three backends are run everywhere: one the CPU lacks must quietly fall back to
+//! scalar, which these tests check as well.
+
+use super::{Backend, MinTies, min_ties, nth_tie, scalar};
+use proptest::prelude::*;
+use std::sync::atomic::AtomicU32;
+
+const ALL: [Backend; 3] = [Backend::Scalar, Backend::Avx2, Backend::Avx512];
+/// Longest array in the exhaustive loops; Miri runs the same loops, smaller.
+const MAX_LEN: usize = if cfg!(miri) { 20 } else { 300 };
+/// Start offsets into a larger array, so vector loads see every alignment.
+const OFFSETS: usize = if cfg!(miri) { 2 } else { 16 };
+const EX: u32 = u32::MAX;
+
+fn atomics(values: &[u32]) -> Vec<AtomicU32> {
+    values.iter().map(|&v| AtomicU32::new(v)).collect()
+}
+
+/// Obviously correct, two passes, no shared code with `scalar`.
+fn oracle(values: &[u32], excluded: &[u32]) -> (MinTies, Vec<usize>) {
+    let eff: Vec<u32> = values.iter().zip(excluded).map(|(v, e)| v | e).collect();
+    let min = eff.iter().copied().min().unwrap_or(u32::MAX);
+    let at: Vec<usize> = (0..eff.len()).filter(|&i| eff[i] == min).collect();
+    let ties = at.len() as u32;
+    (MinTies { min, ties }, at)
+}
+
+/// Checks every backend on `values`/`excluded` starting at every offset below `offsets`.
+fn check(values: &[u32], excluded: &[u32], offsets: usize) {
+    let counters = atomics(values);
+    for off in 0..offsets.min(values.len() + 1) {
+        check_slices(
+            &counters[off..],
+            &values[off..],
+            &excluded[off.min(excluded.len())..],
+        );
+    }
+}
+
+fn check_slices(counters: &[AtomicU32], values: &[u32], excluded: &[u32]) {
+    let (want, at) = oracle(values, excluded);
+    assert_eq!(scalar::min_ties(counters, excluded), want, "scalar vs oracle");
+    for (k, &idx) in at.iter().enumerate() {
+        assert_eq!(scalar::nth_tie(counters, excluded, want.min, k as u32), Ok(idx));
+    }
+    assert_eq!(
+        scalar::nth_tie(counters, excluded, want.min, want.ties),
+        Err(want.ties)
+    );
+    // A value that is not the minimum (or absent) must be searched the same way.
+    let other = values
+        .first()
+        .map_or(7, |v| v | excluded.first().copied().unwrap_or(0));
+    let (other_at, other_n) = {
+        let at: Vec<usize> = (0..values.len().min(excluded.len()))
+            .filter(|&i| values[i] | excluded[i] == other)
+            .collect();
+        let n = at.len() as u32;
+        (at, n)
+    };
+    for backend in ALL {
+        let ctx = || format!("{backend:?}, len {}", values.len().min(excluded.len()));
+        assert_eq!(min_ties(backend, counters, excluded), want, "{}", ctx());
+        for (k, &idx) in at.iter().enumerate() {
+            assert_eq!(
+                nth_tie(backend, counters, excluded, want.min, k as u32),
+                Ok(idx),
+                "{} k {k}",
+                ctx()
+            );
+        }
+        for k in [want.ties, want.ties + 1, u32::MAX] {
+            assert_eq!(
+                nth_tie(backend, counters, excluded, want.min, k),
+                Err(want.ties),
+                "{} k {k}",
+                ctx()
+            );
+        }
+        for (k, &idx) in other_at.iter().enumerate() {
+            assert_eq!(
+                nth_tie(backend, counters, excluded, other, k as u32),
+                Ok(idx),
+                "{} other k {k}",
+                ctx()
+            );
+        }
+        assert_eq!(
+            nth_tie(backend, counters, excluded, other, other_n),
+            Err(other_n),
+            "{}",
+            ctx()
+        );
+    }
+}
+
+fn random_case(rng: &mut fastrand::Rng, len: usize) -> (Vec<u32>, Vec<u32>) {
+    let values: Vec<u32> = match rng.u8(0..4) {
+        0 => (0..len).map(|_| rng.u32(0..3)).collect(),
+        1 => (0..len).map(|_| rng.u32(0..64)).collect(),
+        // Around the sign bit and the top, where a signed compare would go wrong.
+        2 => (0..len)
+            .map(|_| [0, 1, 0x7fff_ffff, 0x8000_0000, 0x8000_0001, EX - 1, EX][rng.usize(0..7)])
+            .collect(),
+        _ => (0..len).map(|_| rng.u32(..)).collect(),
+    };
+    let density = rng.u8(0..4);
+    let excluded = (0..len)
+        .map(|_| if rng.u8(0..4) < density { EX } else { 0 })
+        .collect();
+    (values, excluded)
+}
+
+#[test]
+fn random_arrays_of_every_length() {
+    let mut rng = fastrand::Rng::with_seed(0x5eed_0001);
+    for len in 0..=MAX_LEN {
+        for _ in 0..if cfg!(miri) { 1 } else { 4 } {
+            let (values, excluded) = random_case(&mut rng, len);
+            check(&values, &excluded, OFFSETS);
+        }
+    }
+}
+
+#[test]
+fn all_equal() {
+    for len in 0..=MAX_LEN {
+        check(&vec![5; len], &vec![0; len], 1);
+        check(&vec![0; len], &vec![0; len], 1);
+    }
+}
+
+#[test]
+fn all_max_and_all_excluded() {
+    for len in 0..=MAX_LEN {
+        // Unexcluded u32::MAX values and excluded lanes are indistinguishable ties.
+        check(&vec![EX; len], &vec![0; len], 1);
+        check(&vec![3; len], &vec![EX; len], 1);
+        let counters = atomics(&vec![3; len]);
+        for backend in ALL {
+            let got = min_ties(backend, &counters, &vec![EX; len]);
+            assert_eq!(
+                got,
+                MinTies {
+                    min: EX,
+                    ties: len as u32
+                }
+            );
+        }
+    }
+}
+
+#[test]
+fn single_minimum_at_every_position() {
+    for len in 1..=MAX_LEN.min(if cfg!(miri) { 24 } else { 80 }) {
+        for pos in 0..len {
+            let mut values = vec![9; len];
+            values[pos] = 2;
+            check(&values, &vec![0; len], 1);
+            // The minimum excluded: the next level becomes the minimum.
+            let mut excluded = vec![0; len];
+            excluded[pos] = EX;
+            check(&values, &excluded, 1);
+        }
+    }
+}
+
+#[test]
+fn unequal_lengths_use_the_shorter() {
+    let mut rng = fastrand::Rng::with_seed(0x5eed_0002);
+    for len in 0..=MAX_LEN.min(100) {
+        let (values, excluded) = random_case(&mut rng, len);
+        let cut = rng.usize(0..=len);
+        check(&values, &excluded[..cut], 1);
+        check(&values[..cut], &excluded, 1);
+    }
+}
+
+#[test]
+fn empty() {
+    for backend in ALL {
+        assert_eq!(min_ties(backend, &[], &[]), MinTies { min: EX, ties: 0 });
+        assert_eq!(nth_tie(backend, &[], &[], 0, 0), Err(0));
+    }
+}
+
+#[test]
+fn available_and_detect() {
+    let available = Backend::available();
+    assert_eq!(available[0], Backend::Scalar);
+    assert!(available.contains(&Backend::detect()));
+    assert_eq!(Backend::detect(), Backend::detect());
+    assert!(std::ptr::eq(available, Backend::available()), "cached");
+    let names: Vec<&str> = ALL.iter().map(|b| b.name()).collect();
+    assert_eq!(names, ["scalar", "avx2", "avx512"]);
+    if cfg!(any(miri, not(target_arch = "x86_64"))) {
+        assert_eq!(available, [Backend::Scalar]);
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[test]
+fn env_choice_never_exceeds_the_cpu() {
+    use super::detect::choose;
+    use Backend::{Avx2, Avx512, Scalar};
+    use std::ffi::OsStr;
+
+    let all = [Scalar, Avx2, Avx512];
+    let os = |s: &'static str| Some(OsStr::new(s));
+    assert_eq!(choose(&all, None), Avx512);
+    assert_eq!(choose(&all, os("scalar")), Scalar);
+    assert_eq!(choose(&all, os(" AVX2\n")), Avx2);
+    assert_eq!(choose(&all, os("avx512")), Avx512);
+    assert_eq!(choose(&all, os("sse9")), Avx512);
+    assert_eq!(choose(&all, os("")), Avx512);
+    assert_eq!(choose(&[Scalar, Avx2], os("avx512")), Avx2);
+    assert_eq!(choose(&[Scalar], os("avx2")), Scalar);
+    assert_eq!(choose(&[Scalar, Avx512], os("avx2")), Avx512);
+    assert_eq!(choose(&[], os("avx2")), Scalar);
+}
+
+/// Writers flip lanes between two values whose halves differ: a lane read in two
+/// pieces would show up as a third value (0 or u32::MAX).
+#[cfg(not(miri))]
+#[test]
+fn concurrent_writers_never_tear_a_lane() {
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    const A: u32 = 0x0000_ffff;
+    const B: u32 = 0xffff_0000;
+    let counters = atomics(&[A; 141]);
+    let excluded = vec![0; counters.len()];
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut rng = fastrand::Rng::with_seed(0x5eed_0003);
+            while !stop.load(Relaxed) {
+                let lane = &counters[rng.usize(..counters.len())];
+                lane.store(if lane.load(Relaxed) == A { B } else { A }, Relaxed);
+            }
+        });
+        for round in 0..20_000 {
+            let backend = Backend::available()[round % Backend::available().len()];
+            let got = min_ties(backend, &counters, &excluded);
+            assert!(got.min == A || got.min == B, "{backend:?} saw {:#x}", got.min);
+            assert!((1..=counters.len() as u32).contains(&got.ties));
+            if let Ok(i) = nth_tie(backend, &counters, &excluded, got.min, got.ties / 2) {
+                assert!(i < counters.len());
+            }
+        }
+        stop.store(true, Relaxed);
+    });
+}
+
+fn case() -> impl Strategy<Value = (Vec<u32>, Vec<u32>)> {
+    let lane = prop_oneof![0u32..4, any::<u32>(), Just(EX), Just(0x8000_0000)];
+    proptest::collection::vec((lane, any::<bool>()), 0..MAX_LEN).prop_map(|lanes| {
+        lanes
+            .into_iter()
+            .map(|(v, ex)| (v, if ex { EX } else { 0 }))
+            .unzip()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 512 },
+        // Miri's isolation forbids the file system that regression files need.
+        failure_persistence: if cfg!(miri) { None } else { ProptestConfig::default().failure_persistence },
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn backends_match_the_reference((values, excluded) in case(), off in 0usize..16) {
+        let off = off.min(values.len());
+        check_slices(&atomics(&values)[off..], &values[off..], &excluded[off..]);
+    }
+}
