@@ -11,9 +11,10 @@ if [ "$measured" != "$(rustc --version)" ]; then
     echo "iai: note: budgets were measured with '$measured'; a compiler change alone can move counts"
 fi
 
-# `bench = false` keeps the gate out of `--all-targets`, so lint it here.
-echo "+ cargo clippy -p workerpick-iai --bench gate -- -D warnings"
-cargo clippy -p workerpick-iai --bench gate -- -D warnings
+# `bench = false` keeps the gate out of `--all-targets`, so lint it here
+# (`--workspace`: the features ci/lint.sh resolved, so little is rebuilt).
+echo "+ cargo clippy --workspace --bench gate -- -D warnings"
+cargo clippy --workspace --bench gate -- -D warnings
 
 echo "+ cargo bench -p workerpick-iai --bench gate -- --callgrind-metrics=ir"
 status=0

@@ -81,18 +81,18 @@ fn mixed_operations_under_swaps_end_idle() {
                 while budget.next() {
                     i += 1;
                     let weight = (i % 4) as u32;
-                    let r = if i % 5 == 0 {
+                    let r = if i.is_multiple_of(5) {
                         h.reserve_worker(&(i % 8), weight) // may be absent
                     } else {
                         h.reserve_with(modes[(i % 4) as usize], &Request::new().weight(weight))
                     };
                     if let Ok(mut r) = r {
-                        if i % 7 == 0 {
+                        if i.is_multiple_of(7) {
                             let _ = r.retarget(&((i / 7) % 8));
                         }
                         held.push(r);
                     }
-                    if i % 3 == 0 {
+                    if i.is_multiple_of(3) {
                         let _ = h.select(modes[(i % 4) as usize]);
                     }
                     for r in &held {
@@ -119,7 +119,7 @@ fn mixed_operations_under_swaps_end_idle() {
                 let w = i % 8;
                 let _ = pool.remove(&w);
                 let _ = pool.insert(w);
-                if i % 64 == 0 {
+                if i.is_multiple_of(64) {
                     pool.replace((0..6).chain([100 + i % 3])).unwrap();
                 }
             }
@@ -209,7 +209,7 @@ fn no_pick_after_a_seen_removal_chooses_the_removed_worker() {
                 while budget.next() {
                     i += 1;
                     let gone_below = removed.load(Ordering::Acquire);
-                    let w = if i % 2 == 0 {
+                    let w = if i.is_multiple_of(2) {
                         *h.select(&Random).unwrap()
                     } else {
                         *h.reserve(&LeastLoaded).unwrap().worker()
