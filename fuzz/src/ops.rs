@@ -4,12 +4,15 @@
 //! The model is a list of members and the live guards as `(worker, weight)`
 //! pairs; a worker's load is the sum of its guards' weights. It also tracks
 //! what the pool documents about storage (which removed workers still drain,
-//! how many slots are free, which snapshot each handle holds), so `stats` and
-//! stale eligibility masks are checked exactly too.
+//! how many slots are free, which snapshot each handle holds, the slot
+//! limit), so `stats`, `CapacityExceeded` and stale eligibility masks are
+//! checked exactly too, and the registry's names.
 //!
 //! After every operation: every count equals the model's, no pick falls
-//! outside the candidates or the mask, a preview changed nothing (loads and
-//! the round-robin cursor), errors are the model's. At the end, with every
+//! outside the candidates, the mask or its mode's rule (round-robin's ticket,
+//! least-loaded's minimum, power-of-two's lighter draw, device-aware's group),
+//! a preview changed nothing (loads and the round-robin cursor), a booking
+//! past `u32::MAX` is refused, errors are the model's. At the end, with every
 //! guard dropped, every count is 0 and removed workers are gone.
 
 use arbitrary::{Arbitrary, Unstructured};
@@ -39,7 +42,7 @@ pub struct Input {
     /// `Pool::with_max_workers(limit % 32)`, or `Pool::from_workers` (the
     /// default limit, whose up-front storage makes a run slower) for `0`.
     pub limit: u8,
-    /// The workers given to `Pool::from_workers`.
+    /// The first set (`from_workers`, or `replace` on a limited pool).
     pub initial: Vec<u8>,
     /// The operations, in order.
     pub ops: Vec<Op>,
