@@ -43,11 +43,16 @@
 /// the scan and the swap can make a pick one release stale.
 ///
 /// # The least-loaded scan
-/// A fused SIMD pass computes the minimum of `counter | exclusion` and how
-/// many lanes tie for it; one draw picks the tie; a second pass finds it. The
-/// backend (AVX-512, AVX2, scalar) is detected once at run time, so a default
-/// `cargo build --release` gets the fast path. See [`scan`](crate::scan) for
-/// why the vector loads of atomics are sound.
+/// Simple SIMD passes over the packed counters, each a branch-free loop that
+/// runs at the machine's load rate: the minimum, then the lanes that tie for
+/// it, counted per segment of 512; one draw picks the tie, and a last pass
+/// searches only the segment that holds it. A pool whose workers fill the
+/// slots `0..n` (no holes left by removals) scans the counters alone; a
+/// request's eligibility mask, or holes, add an exclusion array ORed into
+/// each lane. Up to 16 lanes take one scalar pass instead. The backend (AVX2,
+/// AVX-512 for masked scans, scalar) is detected once at run time, so a
+/// default `cargo build --release` gets the fast path. See
+/// [`scan`](crate::scan) for why the vector loads of atomics are sound.
 ///
 /// # Selectors
 /// Modes are plug-ins behind the object-safe [`Selector`](crate::Selector)

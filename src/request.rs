@@ -81,4 +81,4 @@ impl Default for Request<'_> {
     }
 }
 
-pub(crate) static DEFAULT_REQUEST: Request<'static> = Request::new();
+pub(crate) const DEFAULT_REQUEST: Request<'static> = Request::new();

@@ -4,7 +4,7 @@
 use crate::device::WorkerInfo;
 use crate::eligibility::UNBUILT;
 use crate::rng::Rng;
-use crate::scan::{self, Backend, MinTies};
+use crate::scan::{self, Backend, Least};
 use crate::slots::Counters;
 use crate::snapshot::SetView;
 use crate::sync::atomic::Ordering;
@@ -222,8 +222,12 @@ impl<'a> Choice<'a> {
 #[derive(Clone, Copy)]
 pub(crate) enum Candidates<'a> {
     /// The whole set, or a mask built from this very snapshot: `slots` are the
-    /// candidates and `lanes` is the matching exclusion array for the scan.
-    Fresh { slots: &'a [u32], lanes: &'a [u32] },
+    /// candidates and `lanes` is the matching exclusion array for the scan, `None`
+    /// when the candidates are exactly the lanes `0..slots.len()`.
+    Fresh {
+        slots: &'a [u32],
+        lanes: Option<&'a [u32]>,
+    },
     /// A mask built from an older snapshot: its workers that are still in the
     /// set under the same identity. `n` of them.
     Stale { mask: &'a Eligibility, n: u32 },
@@ -255,7 +259,7 @@ impl<'a> Candidates<'a> {
         match request.mask {
             None => Ok(Candidates::Fresh {
                 slots: &set.members,
-                lanes: &set.excluded,
+                lanes: if set.dense { None } else { Some(&set.excluded) },
             }),
             Some(mask) => Self::masked(set, pool_id, mask),
         }
@@ -266,7 +270,7 @@ impl<'a> Candidates<'a> {
             // `Eligibility::new()`, never built: it admits nothing.
             return Ok(Candidates::Fresh {
                 slots: &[],
-                lanes: &[],
+                lanes: None,
             });
         }
         if mask.pool != pool_id {
@@ -278,7 +282,7 @@ impl<'a> Candidates<'a> {
         if mask.epoch == set.epoch {
             return Ok(Candidates::Fresh {
                 slots: &mask.slots,
-                lanes: &mask.excluded,
+                lanes: Some(&mask.excluded),
             });
         }
         let n = (0..mask.slots.len())
@@ -404,27 +408,19 @@ impl<'a> Context<'a> {
     /// with one draw (none when the minimum is unique). Uses the SIMD scan.
     #[inline]
     pub fn least_loaded(&mut self) -> Option<(Slot<'a>, u32)> {
-        if let Candidates::Fresh { lanes, .. } = self.candidates {
-            // Counters move under us; when the tie we drew has gone by the
-            // second pass, scan again. A bounded number of times, then the
-            // scalar path, which always answers.
+        if let Candidates::Fresh { slots, lanes } = self.candidates {
+            let counters = self.counters.slice(lanes.map_or(slots.len(), <[u32]>::len));
+            // Counters move under us; when the lanes at the minimum moved
+            // between the scan's passes, scan again. A bounded number of times,
+            // then the scalar path, which always answers.
             for _ in 0..4 {
-                let found = self.scan_min_ties(lanes);
-                if found.ties == 0 {
-                    return None;
-                }
-                if found.min == u32::MAX {
-                    // Saturated counters look like excluded lanes to the
-                    // scan; only the scalar path tells them apart.
-                    break;
-                }
-                let k = if found.ties == 1 {
-                    0
-                } else {
-                    self.rng.below(found.ties)
-                };
-                if let Some(slot) = self.scan_nth(lanes, found.min, k) {
-                    return Some((slot, found.min));
+                match scan::least(self.backend, counters, lanes, |ties| self.rng.below(ties)) {
+                    Least::Found { index, min } => return Some((Slot::new(index as u32), min)),
+                    Least::Empty => return None,
+                    Least::Moved => {}
+                    // Saturated counters look like excluded lanes to the scan;
+                    // only the scalar path tells them apart.
+                    Least::Saturated => break,
                 }
             }
         }
@@ -492,17 +488,6 @@ impl<'a> Context<'a> {
         // The drawn tie moved meanwhile: answer with the first minimum seen;
         // the compare-and-swap will tell whether it still holds.
         Some((first, best))
-    }
-
-    #[inline(always)]
-    fn scan_min_ties(&self, lanes: &[u32]) -> MinTies {
-        scan::min_ties(self.backend, self.counters.slice(lanes.len()), lanes)
-    }
-
-    #[inline(always)]
-    fn scan_nth(&self, lanes: &[u32], min: u32, k: u32) -> Option<Slot<'a>> {
-        let i = scan::nth_tie(self.backend, self.counters.slice(lanes.len()), lanes, min, k).ok()?;
-        Some(Slot::new(i as u32))
     }
 }
 

@@ -44,6 +44,9 @@ pub(crate) struct SetView {
     pub(crate) members: Box<[u32]>,
     /// Per slot, padded: `0` for a member, `u32::MAX` otherwise.
     pub(crate) excluded: Box<[u32]>,
+    /// Whether the members hold exactly the slots `0..members.len()`, so that a scan
+    /// over the first `members.len()` counters needs no exclusion array.
+    pub(crate) dense: bool,
     /// Per slot: the identity generation of the worker in it.
     pub(crate) gens: Box<[u32]>,
     /// Per slot: the worker's attributes.
@@ -123,6 +126,8 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
         let view = SetView {
             epoch,
             members: members.iter().map(|(_, m)| m.slot).collect(),
+            // Slots are distinct, so all below `len` means exactly `0..len`.
+            dense: members.iter().all(|(_, m)| (m.slot as usize) < members.len()),
             excluded,
             gens,
             info,

@@ -8,7 +8,7 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 use std::sync::atomic::AtomicU32;
-use workerpick::scan::{self, Backend, MinTies};
+use workerpick::scan::{self, Backend, Least, MinTies};
 
 /// The longest counter array a run builds.
 pub const MAX_LEN: usize = 20_000;
@@ -69,7 +69,8 @@ pub fn run_bytes(data: &[u8]) {
     }
 }
 
-/// Checks `min_ties` and `nth_tie` on every available backend.
+/// Checks `min_ties`, `nth_tie`, their `_all` forms and `least` on every available
+/// backend.
 pub fn run(input: Input) {
     // Mostly short arrays (vector tails, a few blocks: fast to run), a quarter
     // up to the full length.
@@ -129,6 +130,26 @@ pub fn run(input: Input) {
         .iter()
         .map(|&(min, k)| oracle_nth_tie(&effective, min, k))
         .collect();
+    // The same over every counter, with no exclusion array (`min_ties_all`).
+    let expected_all = oracle_min_ties(&values);
+    let mut searches_all = searches.clone();
+    searches_all.extend([
+        (expected_all.min, 0),
+        (expected_all.min, expected_all.ties.saturating_sub(1)),
+        (expected_all.min, expected_all.ties),
+    ]);
+    searches_all.extend(input.ks.iter().take(4).map(|&k| {
+        let k = if expected_all.ties > 0 {
+            k % (expected_all.ties + 2)
+        } else {
+            k
+        };
+        (expected_all.min, k)
+    }));
+    let wanted_all: Vec<_> = searches_all
+        .iter()
+        .map(|&(min, k)| oracle_nth_tie(&values, min, k))
+        .collect();
     let check = |counters: &[AtomicU32], excluded: &[u32], place: &str| {
         for &backend in Backend::available() {
             let name = backend.name();
@@ -144,6 +165,21 @@ pub fn run(input: Input) {
                     "nth_tie(min {min}, k {k}) on {name}, {place} (len {len}, excluded {excluded_len})"
                 );
             }
+            for (excluded, expected, effective) in [
+                (Some(excluded), expected, &effective),
+                (None, expected_all, &values),
+            ] {
+                check_least(backend, counters, excluded, expected, effective, &input.ks, place);
+            }
+            let got = scan::min_ties_all(backend, counters);
+            assert_eq!(got, expected_all, "min_ties_all on {name}, {place} (len {len})");
+            for (&(min, k), want) in searches_all.iter().zip(&wanted_all) {
+                let got = scan::nth_tie_all(backend, counters, min, k);
+                assert_eq!(
+                    got, *want,
+                    "nth_tie_all(min {min}, k {k}) on {name}, {place} (len {len})"
+                );
+            }
         }
     };
     check(counters, excluded, "arrays at the chosen alignment");
@@ -151,6 +187,39 @@ pub fn run(input: Input) {
     crate::page::at_page_end(&values, &excluded_values, |c, e| {
         check(c, e, "arrays at a page end")
     });
+}
+
+/// `scan::least` against the oracle, drawing each of `ks` (taken modulo the ties).
+fn check_least(
+    backend: Backend,
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    expected: MinTies,
+    effective: &[u32],
+    ks: &[u32],
+    place: &str,
+) {
+    let name = backend.name();
+    let what = format!(
+        "least on {name}, {place}, excluded {:?}",
+        excluded.map(<[u32]>::len)
+    );
+    let want = |k: u32| match expected.ties {
+        0 => Least::Empty,
+        _ if expected.min == u32::MAX => Least::Saturated,
+        ties => Least::Found {
+            index: oracle_nth_tie(effective, expected.min, if ties == 1 { 0 } else { k % ties })
+                .expect("the oracle has this tie"),
+            min: expected.min,
+        },
+    };
+    for &k in ks.iter().take(4).chain(&[0]) {
+        let got = scan::least(backend, counters, excluded, |ties| {
+            assert_eq!(ties, expected.ties, "{what}: draw over the wrong tie count");
+            k % ties
+        });
+        assert_eq!(got, want(k), "{what}, k {k}");
+    }
 }
 
 /// The first index at or after `offset % 16` lanes past a 64-byte boundary.

@@ -127,18 +127,6 @@ impl Acc {
 pub(super) fn min_ties(counters: &[AtomicU32], excluded: &[u32]) -> MinTies {
     let n = counters.len().min(excluded.len());
     let (c, e) = (counters.as_ptr(), excluded.as_ptr());
-    if n <= 16 {
-        // One vector: reduce it directly, no per-lane counts needed.
-        let valid = first_lanes(n);
-        // SAFETY: `valid` selects lanes 0..n, in bounds of both slices.
-        let v = unsafe { lanes!(c, e, 0, valid) };
-        let min = _mm512_mask_reduce_min_epu32(valid, v);
-        let at_min = _mm512_mask_cmpeq_epi32_mask(valid, v, _mm512_set1_epi32(min as i32));
-        return MinTies {
-            min,
-            ties: at_min.count_ones(),
-        };
-    }
     let all = first_lanes(16);
     let (mut a0, mut a1, mut a2, mut a3) = (Acc::new(), Acc::new(), Acc::new(), Acc::new());
     let mut i = 0;

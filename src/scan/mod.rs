@@ -2,10 +2,12 @@
 //! lanes share it, and the index of the k-th of those lanes.
 //!
 //! The effective value of lane `i` is `counters[i].load(Relaxed) | excluded[i]`, where
-//! `excluded[i]` is `0` for a candidate and `u32::MAX` for a lane to skip. A least-loaded
-//! pick is [`min_ties`], one uniform draw `k` in `0..ties`, [`nth_tie`], then a
-//! compare-and-swap from `min` on the chosen counter. If the slices differ in length,
-//! the shorter one decides how many lanes there are.
+//! `excluded[i]` is `0` for a candidate and `u32::MAX` for a lane to skip; the `_all`
+//! forms and `least(.., None, ..)` take every lane as a candidate and read no exclusion
+//! array. A least-loaded pick is [`least`] (the minimum, one uniform draw among the
+//! ties, the lane of that tie), then a compare-and-swap from `min` on the chosen
+//! counter; [`min_ties`] and [`nth_tie`] are its two halves. If the slices differ in
+//! length, the shorter one decides how many lanes there are.
 //!
 //! `scalar.rs` is the specification: the AVX2 and AVX-512 backends must return exactly
 //! what it returns for the same values (tested on every backend the CPU runs). The
@@ -55,6 +57,9 @@ mod tests;
 ///
 /// Any backend may be passed to [`min_ties`] and [`nth_tie`]: one the CPU cannot run is
 /// replaced by [`Backend::Scalar`], so a wrong choice costs speed, never soundness.
+/// Arrays of at most 16 lanes are scanned by the scalar code whatever the backend:
+/// it is as fast there, and faster right after a reservation (see `SCALAR_MAX_LANES`
+/// in the source).
 ///
 /// ```
 /// use workerpick::scan::Backend;
@@ -79,8 +84,10 @@ impl Backend {
     /// The backend to use on this CPU, decided on the first call and cached.
     ///
     /// The fastest available backend, unless the environment variable `WORKERPICK_SCAN`
-    /// names another available one (`scalar`, `avx2` or `avx512`) (it is read once, at that first call; an unknown or unavailable name is
-    /// ignored). Always [`Backend::Scalar`] under Miri, under loom, and off x86-64.
+    /// (read at that first call only) names another available one: `scalar`, `avx2` or
+    /// `avx512`; an unknown or unavailable name is ignored. Always [`Backend::Scalar`]
+    /// under Miri, under loom, and off x86-64. The first call reads the environment,
+    /// which allocates: make it when building a pool, not on the first pick.
     ///
     /// ```
     /// use workerpick::scan::Backend;
@@ -155,7 +162,9 @@ mod detect {
         if popcnt && is_x86_feature_detected!("avx2") {
             bits |= AVX2;
         }
-        if popcnt && is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("bmi2") {
+        // The AVX-512 kernel serves masked scans only; an AVX-512 CPU runs the AVX2
+        // kernel for the rest, so require AVX2 too (every AVX-512 CPU has it).
+        if bits & AVX2 != 0 && is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("bmi2") {
             bits |= AVX512;
         }
         FEATURES.store(bits, Relaxed);
@@ -231,11 +240,13 @@ pub struct MinTies {
     /// The smallest `counters[i] | excluded[i]`; `u32::MAX` when there is no lane, or
     /// when every lane is excluded (or holds `u32::MAX`).
     pub min: u32,
-    /// How many lanes equal `min`; 0 only when there is no lane.
+    /// How many lanes equal `min`: 0 when there is no lane, and at least 1 otherwise,
+    /// unless other threads change the counters during the scan (the vector backends
+    /// count in a second pass, by when the lanes at the minimum may have moved).
     pub ties: u32,
 }
 
-/// Scans all lanes once: the minimum of `counters[i] | excluded[i]` and its tie count.
+/// Scans the lanes: the minimum of `counters[i] | excluded[i]` and its tie count.
 ///
 /// `excluded[i]` must be `0` (candidate) or `u32::MAX` (skipped) for the result to mean
 /// "least-loaded candidate"; other values are simply ORed in. The result is a snapshot
@@ -254,20 +265,24 @@ pub struct MinTies {
 /// ```
 #[inline]
 pub fn min_ties(backend: Backend, counters: &[AtomicU32], excluded: &[u32]) -> MinTies {
-    #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
-    match backend {
-        // SAFETY: `supports` confirmed the CPU has every feature the kernel enables.
-        Backend::Avx512 if detect::supports(backend) => {
-            return unsafe { avx512::min_ties(counters, excluded) };
-        }
-        // SAFETY: as above.
-        Backend::Avx2 if detect::supports(backend) => {
-            return unsafe { avx2::min_ties(counters, excluded) };
-        }
-        _ => {}
-    }
-    let _ = backend;
-    scalar::min_ties(counters, excluded)
+    let n = counters.len().min(excluded.len());
+    Kernel::of(backend, n).min_ties(&counters[..n], Some(&excluded[..n]))
+}
+
+/// [`min_ties`] with every lane a candidate: the minimum counter and how many share it.
+/// Reads only the counters, so it is faster than passing an all-zero `excluded`.
+///
+/// ```
+/// use std::sync::atomic::AtomicU32;
+/// use workerpick::scan::{self, Backend, MinTies};
+///
+/// let counters: Vec<AtomicU32> = [3, 1, 4, 1].into_iter().map(AtomicU32::new).collect();
+/// let got = scan::min_ties_all(Backend::detect(), &counters);
+/// assert_eq!(got, MinTies { min: 1, ties: 2 });
+/// ```
+#[inline]
+pub fn min_ties_all(backend: Backend, counters: &[AtomicU32]) -> MinTies {
+    Kernel::of(backend, counters.len()).min_ties(counters, None)
 }
 
 /// The index of the `k`-th lane (0-based, in index order) whose effective value equals
@@ -295,18 +310,201 @@ pub fn nth_tie(
     min: u32,
     k: u32,
 ) -> Result<usize, u32> {
-    #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
-    match backend {
-        // SAFETY: `supports` confirmed the CPU has every feature the kernel enables.
-        Backend::Avx512 if detect::supports(backend) => {
-            return unsafe { avx512::nth_tie(counters, excluded, min, k) };
-        }
-        // SAFETY: as above.
-        Backend::Avx2 if detect::supports(backend) => {
-            return unsafe { avx2::nth_tie(counters, excluded, min, k) };
+    let n = counters.len().min(excluded.len());
+    Kernel::of(backend, n).nth_tie(&counters[..n], Some(&excluded[..n]), min, k)
+}
+
+/// [`nth_tie`] with every lane a candidate (the companion of [`min_ties_all`]).
+///
+/// ```
+/// use std::sync::atomic::AtomicU32;
+/// use workerpick::scan::{self, Backend};
+///
+/// let counters: Vec<AtomicU32> = [1, 0, 7, 0].into_iter().map(AtomicU32::new).collect();
+/// assert_eq!(scan::nth_tie_all(Backend::detect(), &counters, 0, 1), Ok(3));
+/// ```
+#[inline]
+pub fn nth_tie_all(backend: Backend, counters: &[AtomicU32], min: u32, k: u32) -> Result<usize, u32> {
+    Kernel::of(backend, counters.len()).nth_tie(counters, None, min, k)
+}
+
+/// The outcome of [`least`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Least {
+    /// A lane at the minimum, as read.
+    Found {
+        /// The lane.
+        index: usize,
+        /// Its value when read: the minimum.
+        min: u32,
+    },
+    /// There are no lanes, or every lane is excluded.
+    Empty,
+    /// The minimum is `u32::MAX`: saturated counters, which look like excluded lanes.
+    Saturated,
+    /// The lanes at the minimum changed between the passes of the scan: scan again.
+    Moved,
+}
+
+/// The least-loaded pick over the lanes (every counter when `excluded` is `None`): the
+/// minimum, and the lane holding it that `draw(ties)` names, counting ties in index
+/// order from 0. `draw` is called only when 2 or more lanes tie, and should return a
+/// value below `ties` (a larger one is clamped to the last tie): pass a uniform draw
+/// for the uniform tie-break of [`LeastLoaded`](crate::LeastLoaded), which this is.
+///
+/// Faster than [`min_ties`] then [`nth_tie`]: the vector backends count ties per
+/// segment of the lanes and search only the segment holding the drawn tie, and up to
+/// 16 lanes are scanned once. Lanes that other threads change during the scan can make
+/// it answer [`Least::Moved`]: scan again, and validate a [`Least::Found`] with a
+/// compare-and-swap from `min`.
+///
+/// ```
+/// use std::sync::atomic::AtomicU32;
+/// use workerpick::scan::{self, Backend, Least};
+///
+/// let counters: Vec<AtomicU32> = [3, 1, 4, 1, 5].into_iter().map(AtomicU32::new).collect();
+/// // Two lanes hold 1; draw the second of them.
+/// let got = scan::least(Backend::detect(), &counters, None, |ties| ties - 1);
+/// assert_eq!(got, Least::Found { index: 3, min: 1 });
+/// // Lane 3 excluded: one minimum left, and no draw.
+/// let excluded = [0, 0, 0, u32::MAX, 0];
+/// let got = scan::least(Backend::detect(), &counters, Some(&excluded), |_| unreachable!());
+/// assert_eq!(got, Least::Found { index: 1, min: 1 });
+/// ```
+#[inline]
+pub fn least(
+    backend: Backend,
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    draw: impl FnOnce(u32) -> u32,
+) -> Least {
+    let n = excluded.map_or(counters.len(), |e| e.len().min(counters.len()));
+    let kernel = Kernel::of(backend, n);
+    match (kernel, excluded) {
+        (Kernel::Scalar, _) if n <= SCALAR_MAX_LANES => return scalar::least_small(counters, excluded, draw),
+        // SAFETY: as in `Kernel::min_ties`.
+        #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
+        (Kernel::Avx2, _) | (Kernel::Avx512, None) => {
+            return unsafe { avx2::least(counters, excluded, draw) };
         }
         _ => {}
     }
-    let _ = backend;
-    scalar::nth_tie(counters, excluded, min, k)
+    let found = kernel.min_ties(counters, excluded);
+    if found.min == u32::MAX {
+        return if n == 0 { Least::Empty } else { Least::Saturated };
+    }
+    let k = match found.ties {
+        0 => return Least::Moved,
+        1 => 0,
+        ties => draw(ties).min(ties - 1),
+    };
+    match kernel.nth_tie(counters, excluded, found.min, k) {
+        Ok(index) => Least::Found {
+            index,
+            min: found.min,
+        },
+        Err(_) => Least::Moved,
+    }
+}
+
+/// The position of the set bit of `bits` with `rank` set bits below it
+/// (`rank < bits.count_ones()`). Halves by popcount down to a byte, then clears at most
+/// 7 bits: no BMI2 `pdep`, which is microcoded on AMD before Zen 3.
+#[inline]
+fn nth_set_bit(mut bits: u32, mut rank: u32) -> usize {
+    let mut pos = 0;
+    for width in [16, 8] {
+        let low = bits & ((1 << width) - 1);
+        let below = low.count_ones();
+        if rank >= below {
+            rank -= below;
+            bits >>= width;
+            pos += width;
+        } else {
+            bits = low;
+        }
+    }
+    for _ in 0..rank {
+        bits &= bits - 1;
+    }
+    (pos + bits.trailing_zeros()) as usize
+}
+
+/// Up to this many lanes the scalar loop is used whatever the backend. Below it the
+/// vector code's fixed costs (horizontal reductions, the bit search) are no cheaper than
+/// the loop, and in a pick-reserve-release loop a vector load that covers the lane a
+/// locked RMW has just written cannot be forwarded from the store buffer and waits for
+/// it (measured: ~17 cycles on Zen 5), where a scalar load of that lane is forwarded.
+/// Must not exceed 32, the width of [`scalar::least_small`]'s bit set.
+const SCALAR_MAX_LANES: usize = 16;
+
+/// A backend the CPU has been checked to support (see [`Kernel::of`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kernel {
+    Scalar,
+    #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
+    Avx2,
+    #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
+    Avx512,
+}
+
+impl Kernel {
+    /// The kernel for a scan of `lanes` lanes: `backend` if this CPU runs it and the
+    /// scan is long enough to gain from it, else scalar.
+    #[inline]
+    fn of(backend: Backend, lanes: usize) -> Kernel {
+        if lanes <= SCALAR_MAX_LANES {
+            return Kernel::Scalar;
+        }
+        Kernel::supported(backend)
+    }
+
+    /// `backend` if this CPU runs it, else scalar.
+    #[inline]
+    fn supported(backend: Backend) -> Kernel {
+        #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
+        match backend {
+            Backend::Avx512 if detect::supports(backend) => return Kernel::Avx512,
+            Backend::Avx2 if detect::supports(backend) => return Kernel::Avx2,
+            _ => {}
+        }
+        let _ = backend;
+        Kernel::Scalar
+    }
+
+    #[inline]
+    fn min_ties(self, counters: &[AtomicU32], excluded: Option<&[u32]>) -> MinTies {
+        match (self, excluded) {
+            (Kernel::Scalar, _) => scalar::min_ties(counters, excluded),
+            // SAFETY: a `Kernel::Avx512` exists only where `supports` confirmed every
+            // feature that kernel enables, AVX2 included (see `detect::probe`).
+            #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
+            (Kernel::Avx512, Some(e)) => unsafe { avx512::min_ties(counters, e) },
+            // SAFETY: as above: AVX2 is confirmed for both kernels. The AVX-512
+            // kernel has no exclusion-free variant; the AVX2 one, reading half the
+            // memory of a masked scan, serves it.
+            #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
+            (Kernel::Avx2 | Kernel::Avx512, _) => unsafe { avx2::min_ties(counters, excluded) },
+        }
+    }
+
+    #[inline]
+    fn nth_tie(
+        self,
+        counters: &[AtomicU32],
+        excluded: Option<&[u32]>,
+        min: u32,
+        k: u32,
+    ) -> Result<usize, u32> {
+        match (self, excluded) {
+            (Kernel::Scalar, _) => scalar::nth_tie(counters, excluded, min, k),
+            // SAFETY: as in `min_ties`.
+            #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
+            (Kernel::Avx512, Some(e)) => unsafe { avx512::nth_tie(counters, e, min, k) },
+            // SAFETY: as in `min_ties`.
+            #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
+            (Kernel::Avx2 | Kernel::Avx512, _) => unsafe { avx2::nth_tie(counters, excluded, min, k) },
+        }
+    }
 }

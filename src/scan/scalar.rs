@@ -1,35 +1,113 @@
 //! The reference scan: one Relaxed load per lane. The vector backends must return
 //! exactly what these functions return.
 
-use super::MinTies;
+use super::{Least, MinTies};
 use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
-#[inline]
-pub(super) fn min_ties(counters: &[AtomicU32], excluded: &[u32]) -> MinTies {
-    let (mut min, mut ties) = (u32::MAX, 0u32);
-    for (counter, &mask) in counters.iter().zip(excluded) {
-        let v = counter.load(Relaxed) | mask;
-        if v < min {
-            min = v;
-            ties = 0;
+/// Runs `$body` with `$values` an iterator over the effective value of each lane, in
+/// order: every counter when `$excluded` is `None`, else as many lanes as both slices
+/// have. (A macro, so that each case is its own tight loop.)
+macro_rules! with_values {
+    ($counters:expr, $excluded:expr, |$values:ident| $body:expr) => {
+        match $excluded {
+            None => {
+                let $values = $counters.iter().map(|c| c.load(Relaxed));
+                $body
+            }
+            Some(e) => {
+                let $values = $counters.iter().zip(e).map(|(c, &e)| c.load(Relaxed) | e);
+                $body
+            }
         }
-        // Wrapping, like the vector backends' lane counts (only past 2^32 lanes).
-        ties = ties.wrapping_add(u32::from(v == min));
-    }
-    MinTies { min, ties }
+    };
 }
 
 #[inline]
-pub(super) fn nth_tie(counters: &[AtomicU32], excluded: &[u32], min: u32, k: u32) -> Result<usize, u32> {
-    let mut seen = 0;
-    for (i, (counter, &mask)) in counters.iter().zip(excluded).enumerate() {
-        if counter.load(Relaxed) | mask == min {
-            if seen == k {
-                return Ok(i);
+pub(super) fn min_ties(counters: &[AtomicU32], excluded: Option<&[u32]>) -> MinTies {
+    with_values!(counters, excluded, |values| {
+        let (mut min, mut ties) = (u32::MAX, 0u32);
+        for v in values {
+            if v < min {
+                min = v;
+                ties = 0;
             }
-            // No overflow: seen < k here.
-            seen += 1;
+            // Wrapping, like the vector backends' lane counts (only past 2^32 lanes).
+            ties = ties.wrapping_add(u32::from(v == min));
+        }
+        MinTies { min, ties }
+    })
+}
+
+#[inline]
+pub(super) fn nth_tie(
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    min: u32,
+    k: u32,
+) -> Result<usize, u32> {
+    with_values!(counters, excluded, |values| {
+        let mut seen = 0;
+        for (i, v) in values.enumerate() {
+            if v == min {
+                if seen == k {
+                    return Ok(i);
+                }
+                // No overflow: seen < k here.
+                seen += 1;
+            }
+        }
+        Err(seen)
+    })
+}
+
+/// [`super::least`] for at most 32 lanes (any further lanes are ignored), in one pass:
+/// the lanes at the minimum are collected as a bit set as the scan goes, so the draw
+/// needs no second pass.
+#[inline]
+pub(super) fn least_small(
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    draw: impl FnOnce(u32) -> u32,
+) -> Least {
+    let (min, ties, mut at_min) = match excluded {
+        None => small_pass(counters.len(), |i| counters[i].load(Relaxed)),
+        Some(e) => small_pass(counters.len().min(e.len()), |i| counters[i].load(Relaxed) | e[i]),
+    };
+    match ties {
+        0 => Least::Empty,
+        _ if min == u32::MAX => Least::Saturated,
+        1 => Least::Found {
+            index: at_min.trailing_zeros() as usize,
+            min,
+        },
+        ties => {
+            // Drop the lowest `k` lanes of the set (fewer than 32: no popcount needed,
+            // which the baseline x86-64 target lacks).
+            for _ in 0..draw(ties).min(ties - 1) {
+                at_min &= at_min - 1;
+            }
+            Least::Found {
+                index: at_min.trailing_zeros() as usize,
+                min,
+            }
         }
     }
-    Err(seen)
+}
+
+/// The minimum of `value(0..n)` (at most 32 lanes), how many lanes hold it, and the set
+/// of those lanes.
+#[inline(always)]
+fn small_pass(n: usize, value: impl Fn(usize) -> u32) -> (u32, u32, u32) {
+    let (mut min, mut ties, mut at_min) = (u32::MAX, 0u32, 0u32);
+    for i in 0..n.min(32) {
+        let v = value(i);
+        // Branch-free: a new minimum clears the count and the set, then a lane at the
+        // minimum joins them.
+        let keep = 0u32.wrapping_sub(u32::from(v >= min));
+        min = min.min(v);
+        let hit = u32::from(v == min);
+        ties = (ties & keep) + hit;
+        at_min = (at_min & keep) | hit << i;
+    }
+    (min, ties, at_min)
 }
