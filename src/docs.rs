@@ -49,7 +49,7 @@
 /// searches only the segment that holds it. A pool whose workers fill the
 /// slots `0..n` (no holes left by removals) scans the counters alone; a
 /// request's eligibility mask, or holes, add an exclusion array ORed into
-/// each lane. Up to 16 lanes take one scalar pass instead. The backend (AVX2,
+/// each lane. The backend (AVX2,
 /// AVX-512 for masked scans, scalar) is detected once at run time, so a
 /// default `cargo build --release` gets the fast path. See
 /// [`scan`](crate::scan) for why the vector loads of atomics are sound.

@@ -406,7 +406,7 @@ impl<'a> Context<'a> {
 
     /// The least-loaded candidate and its load, ties broken uniformly at random
     /// with one draw (none when the minimum is unique). Uses the SIMD scan.
-    #[inline]
+    #[inline(always)]
     pub fn least_loaded(&mut self) -> Option<(Slot<'a>, u32)> {
         if let Candidates::Fresh { slots, lanes } = self.candidates {
             let counters = self.counters.slice(lanes.map_or(slots.len(), <[u32]>::len));

@@ -57,9 +57,6 @@ mod tests;
 ///
 /// Any backend may be passed to [`min_ties`] and [`nth_tie`]: one the CPU cannot run is
 /// replaced by [`Backend::Scalar`], so a wrong choice costs speed, never soundness.
-/// Arrays of at most 16 lanes are scanned by the scalar code whatever the backend:
-/// it is as fast there, and faster right after a reservation (see `SCALAR_MAX_LANES`
-/// in the source).
 ///
 /// ```
 /// use workerpick::scan::Backend;
@@ -266,7 +263,7 @@ pub struct MinTies {
 #[inline]
 pub fn min_ties(backend: Backend, counters: &[AtomicU32], excluded: &[u32]) -> MinTies {
     let n = counters.len().min(excluded.len());
-    Kernel::of(backend, n).min_ties(&counters[..n], Some(&excluded[..n]))
+    Kernel::of(backend).min_ties(&counters[..n], Some(&excluded[..n]))
 }
 
 /// [`min_ties`] with every lane a candidate: the minimum counter and how many share it.
@@ -282,7 +279,7 @@ pub fn min_ties(backend: Backend, counters: &[AtomicU32], excluded: &[u32]) -> M
 /// ```
 #[inline]
 pub fn min_ties_all(backend: Backend, counters: &[AtomicU32]) -> MinTies {
-    Kernel::of(backend, counters.len()).min_ties(counters, None)
+    Kernel::of(backend).min_ties(counters, None)
 }
 
 /// The index of the `k`-th lane (0-based, in index order) whose effective value equals
@@ -311,7 +308,7 @@ pub fn nth_tie(
     k: u32,
 ) -> Result<usize, u32> {
     let n = counters.len().min(excluded.len());
-    Kernel::of(backend, n).nth_tie(&counters[..n], Some(&excluded[..n]), min, k)
+    Kernel::of(backend).nth_tie(&counters[..n], Some(&excluded[..n]), min, k)
 }
 
 /// [`nth_tie`] with every lane a candidate (the companion of [`min_ties_all`]).
@@ -325,7 +322,7 @@ pub fn nth_tie(
 /// ```
 #[inline]
 pub fn nth_tie_all(backend: Backend, counters: &[AtomicU32], min: u32, k: u32) -> Result<usize, u32> {
-    Kernel::of(backend, counters.len()).nth_tie(counters, None, min, k)
+    Kernel::of(backend).nth_tie(counters, None, min, k)
 }
 
 /// The outcome of [`least`].
@@ -354,8 +351,8 @@ pub enum Least {
 /// for the uniform tie-break of [`LeastLoaded`](crate::LeastLoaded), which this is.
 ///
 /// Faster than [`min_ties`] then [`nth_tie`]: the vector backends count ties per
-/// segment of the lanes and search only the segment holding the drawn tie, and up to
-/// 16 lanes are scanned once. Lanes that other threads change during the scan can make
+/// segment of the lanes and search only the segment holding the drawn tie, and the
+/// scalar backend scans up to 32 lanes once. Lanes that other threads change during the scan can make
 /// it answer [`Least::Moved`]: scan again, and validate a [`Least::Found`] with a
 /// compare-and-swap from `min`.
 ///
@@ -380,9 +377,9 @@ pub fn least(
     draw: impl FnOnce(u32) -> u32,
 ) -> Least {
     let n = excluded.map_or(counters.len(), |e| e.len().min(counters.len()));
-    let kernel = Kernel::of(backend, n);
+    let kernel = Kernel::of(backend);
     match (kernel, excluded) {
-        (Kernel::Scalar, _) if n <= SCALAR_MAX_LANES => return scalar::least_small(counters, excluded, draw),
+        (Kernel::Scalar, _) if n <= SMALL_LANES => return scalar::least_small(counters, excluded, draw),
         // SAFETY: as in `Kernel::min_ties`.
         #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
         (Kernel::Avx2, _) | (Kernel::Avx512, None) => {
@@ -409,35 +406,26 @@ pub fn least(
 }
 
 /// The position of the set bit of `bits` with `rank` set bits below it
-/// (`rank < bits.count_ones()`). Halves by popcount down to a byte, then clears at most
-/// 7 bits: no BMI2 `pdep`, which is microcoded on AMD before Zen 3.
+/// (`rank < bits.count_ones()`). A binary search by popcount, without branches: the
+/// rank is a random draw, so a data-dependent branch here would be mispredicted about
+/// once per pick. No BMI2 `pdep`, which is microcoded on AMD before Zen 3.
 #[inline]
 fn nth_set_bit(mut bits: u32, mut rank: u32) -> usize {
     let mut pos = 0;
-    for width in [16, 8] {
-        let low = bits & ((1 << width) - 1);
-        let below = low.count_ones();
-        if rank >= below {
-            rank -= below;
-            bits >>= width;
-            pos += width;
-        } else {
-            bits = low;
-        }
+    for width in [16, 8, 4, 2, 1] {
+        let below = (bits & ((1 << width) - 1)).count_ones();
+        // All ones when tie `rank` lies above the low `width` bits.
+        let up = 0u32.wrapping_sub(u32::from(rank >= below));
+        rank -= below & up;
+        bits >>= width & up;
+        pos += width & up;
     }
-    for _ in 0..rank {
-        bits &= bits - 1;
-    }
-    (pos + bits.trailing_zeros()) as usize
+    pos as usize
 }
 
-/// Up to this many lanes the scalar loop is used whatever the backend. Below it the
-/// vector code's fixed costs (horizontal reductions, the bit search) are no cheaper than
-/// the loop, and in a pick-reserve-release loop a vector load that covers the lane a
-/// locked RMW has just written cannot be forwarded from the store buffer and waits for
-/// it (measured: ~17 cycles on Zen 5), where a scalar load of that lane is forwarded.
-/// Must not exceed 32, the width of [`scalar::least_small`]'s bit set.
-const SCALAR_MAX_LANES: usize = 16;
+/// Up to this many lanes the scalar backend answers [`least`] in one pass (its bit set
+/// of ties is a `u32`).
+const SMALL_LANES: usize = 32;
 
 /// A backend the CPU has been checked to support (see [`Kernel::of`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -450,19 +438,9 @@ enum Kernel {
 }
 
 impl Kernel {
-    /// The kernel for a scan of `lanes` lanes: `backend` if this CPU runs it and the
-    /// scan is long enough to gain from it, else scalar.
-    #[inline]
-    fn of(backend: Backend, lanes: usize) -> Kernel {
-        if lanes <= SCALAR_MAX_LANES {
-            return Kernel::Scalar;
-        }
-        Kernel::supported(backend)
-    }
-
     /// `backend` if this CPU runs it, else scalar.
     #[inline]
-    fn supported(backend: Backend) -> Kernel {
+    fn of(backend: Backend) -> Kernel {
         #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
         match backend {
             Backend::Avx512 if detect::supports(backend) => return Kernel::Avx512,

@@ -60,54 +60,47 @@ pub(super) fn nth_tie(
     })
 }
 
-/// [`super::least`] for at most 32 lanes (any further lanes are ignored), in one pass:
-/// the lanes at the minimum are collected as a bit set as the scan goes, so the draw
-/// needs no second pass.
+/// [`super::least`] for at most 32 lanes (any further lanes are ignored), in one pass.
 #[inline]
 pub(super) fn least_small(
     counters: &[AtomicU32],
     excluded: Option<&[u32]>,
     draw: impl FnOnce(u32) -> u32,
 ) -> Least {
-    let (min, ties, mut at_min) = match excluded {
-        None => small_pass(counters.len(), |i| counters[i].load(Relaxed)),
-        Some(e) => small_pass(counters.len().min(e.len()), |i| counters[i].load(Relaxed) | e[i]),
-    };
-    match ties {
-        0 => Least::Empty,
-        _ if min == u32::MAX => Least::Saturated,
-        1 => Least::Found {
-            index: at_min.trailing_zeros() as usize,
-            min,
-        },
-        ties => {
-            // Drop the lowest `k` lanes of the set (fewer than 32: no popcount needed,
-            // which the baseline x86-64 target lacks).
-            for _ in 0..draw(ties).min(ties - 1) {
-                at_min &= at_min - 1;
-            }
-            Least::Found {
-                index: at_min.trailing_zeros() as usize,
-                min,
-            }
-        }
+    match excluded {
+        None => least_short(counters.len(), |i| counters[i].load(Relaxed), draw),
+        Some(e) => least_short(
+            counters.len().min(e.len()),
+            |i| counters[i].load(Relaxed) | e[i],
+            draw,
+        ),
     }
 }
 
-/// The minimum of `value(0..n)` (at most 32 lanes), how many lanes hold it, and the set
-/// of those lanes.
+/// [`super::least`] over the effective values `value(0..n)` (`n` at most 32; further
+/// lanes are ignored), read once each: the lanes at the minimum are collected as a bit
+/// set as the scan goes, so the draw needs no second pass. Branch-free but for the loop.
 #[inline(always)]
-fn small_pass(n: usize, value: impl Fn(usize) -> u32) -> (u32, u32, u32) {
+pub(super) fn least_short(n: usize, value: impl Fn(usize) -> u32, draw: impl FnOnce(u32) -> u32) -> Least {
+    let n = n.min(32);
     let (mut min, mut ties, mut at_min) = (u32::MAX, 0u32, 0u32);
-    for i in 0..n.min(32) {
+    for i in 0..n {
         let v = value(i);
-        // Branch-free: a new minimum clears the count and the set, then a lane at the
-        // minimum joins them.
+        // A new minimum clears the count and the set, then a lane at the minimum
+        // joins them.
         let keep = 0u32.wrapping_sub(u32::from(v >= min));
         min = min.min(v);
         let hit = u32::from(v == min);
         ties = (ties & keep) + hit;
         at_min = (at_min & keep) | hit << i;
     }
-    (min, ties, at_min)
+    let index = match ties {
+        0 => return Least::Empty,
+        _ if min == u32::MAX => return Least::Saturated,
+        1 => at_min.trailing_zeros() as usize,
+        // Every lane ties: tie k is lane k.
+        _ if ties as usize == n => draw(ties).min(ties - 1) as usize,
+        _ => super::nth_set_bit(at_min, draw(ties).min(ties - 1)),
+    };
+    Least::Found { index, min }
 }

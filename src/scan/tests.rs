@@ -30,7 +30,7 @@ impl Via {
         match (self, excluded) {
             (Via::Api(b), Some(e)) => min_ties(b, counters, e),
             (Via::Api(b), None) => min_ties_all(b, counters),
-            (Via::Kernel(b), _) => Kernel::supported(b).min_ties(counters, excluded),
+            (Via::Kernel(b), _) => Kernel::of(b).min_ties(counters, excluded),
         }
     }
 
@@ -44,7 +44,7 @@ impl Via {
         match (self, excluded) {
             (Via::Api(b), Some(e)) => nth_tie(b, counters, e, min, k),
             (Via::Api(b), None) => nth_tie_all(b, counters, min, k),
-            (Via::Kernel(b), _) => Kernel::supported(b).nth_tie(counters, excluded, min, k),
+            (Via::Kernel(b), _) => Kernel::of(b).nth_tie(counters, excluded, min, k),
         }
     }
 }
