@@ -189,7 +189,9 @@ pub fn run(input: Input) {
     });
 }
 
-/// `scan::least` against the oracle, drawing each of `ks` (taken modulo the ties).
+/// `scan::least` against the oracle, twice per `k` of `ks`: with its random tries over
+/// all lanes made to miss (then the result is exactly tie `k % ties`), and with the
+/// tries naming the lanes `ks` name (then the result is some lane at the minimum).
 fn check_least(
     backend: Backend,
     counters: &[AtomicU32],
@@ -200,10 +202,10 @@ fn check_least(
     place: &str,
 ) {
     let name = backend.name();
-    let what = format!(
-        "least on {name}, {place}, excluded {:?}",
-        excluded.map(<[u32]>::len)
-    );
+    let what = format!("least on {name}, {place}, excluded {:?}", excluded.map(<[u32]>::len));
+    let n = effective.len();
+    let at_min = |i: usize| effective[i] == expected.min;
+    let miss = (0..n).find(|&i| !at_min(i));
     let want = |k: u32| match expected.ties {
         0 => Least::Empty,
         _ if expected.min == u32::MAX => Least::Saturated,
@@ -213,12 +215,33 @@ fn check_least(
             min: expected.min,
         },
     };
+    let among_ties = |m: u32, k: u32| {
+        assert_eq!(m, expected.ties, "{what}: draw over the wrong tie count");
+        assert!(m >= 2, "{what}: a draw for a single tie");
+        k % m
+    };
     for &k in ks.iter().take(4).chain(&[0]) {
-        let got = scan::least(backend, counters, excluded, |ties| {
-            assert_eq!(ties, expected.ties, "{what}: draw over the wrong tie count");
-            k % ties
+        let got = scan::least(backend, counters, excluded, |m| match miss {
+            Some(miss) if m as usize == n => miss as u32,
+            _ => among_ties(m, k),
         });
-        assert_eq!(got, want(k), "{what}, k {k}");
+        assert_eq!(got, want(k), "{what}, k {k}, tries missing");
+
+        let mut tries = ks.iter().cycle().map(|&t| t % n.max(1) as u32);
+        let got = scan::least(backend, counters, excluded, |m| {
+            if m as usize == n && miss.is_some() {
+                tries.next().unwrap_or(0)
+            } else {
+                among_ties(m, k)
+            }
+        });
+        match (got, want(k)) {
+            (Least::Found { index, min }, Least::Found { .. }) => {
+                assert_eq!(min, expected.min, "{what}, k {k}, tries from the input");
+                assert!(index < n && at_min(index), "{what}, k {k}: lane {index} is not at the minimum");
+            }
+            (got, want) => assert_eq!(got, want, "{what}, k {k}, tries from the input"),
+        }
     }
 }
 

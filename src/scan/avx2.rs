@@ -108,6 +108,18 @@ impl<const ALL: bool> Lanes<ALL> {
         }
     }
 
+    /// The effective value of lane `i`, read with a scalar load.
+    ///
+    /// # Safety
+    /// `i < self.n`.
+    #[inline]
+    unsafe fn value(&self, i: usize) -> u32 {
+        // SAFETY: lane i is in bounds (the caller's promise and the invariant).
+        let v = unsafe { &*self.c.add(i) }.load(Relaxed);
+        // SAFETY: as above; `e` is read only when it is not null.
+        if ALL { v } else { v | unsafe { *self.e.add(i) } }
+    }
+
     /// Lanes `start..start + len` of these, as lanes `0..len`.
     ///
     /// # Safety
@@ -289,11 +301,7 @@ fn nth<const ALL: bool>(l: &Lanes<ALL>, min: u32, k: u32) -> Result<usize, u32> 
 /// # Safety
 /// The CPU must support AVX2 and POPCNT.
 #[target_feature(enable = "avx2,popcnt")]
-pub(super) fn least(
-    counters: &[AtomicU32],
-    excluded: Option<&[u32]>,
-    draw: impl FnOnce(u32) -> u32,
-) -> Least {
+pub(super) fn least(counters: &[AtomicU32], excluded: Option<&[u32]>, draw: impl FnMut(u32) -> u32) -> Least {
     with_lanes!(counters, excluded, |l| least_in(&l, draw))
 }
 
@@ -312,14 +320,10 @@ const SEGMENTS: usize = 128;
 /// that search to 512 lanes up to 65 536 lanes (and to 1/128 of the lanes beyond).
 #[inline]
 #[target_feature(enable = "avx2,popcnt")]
-fn least_in<const ALL: bool>(l: &Lanes<ALL>, draw: impl FnOnce(u32) -> u32) -> Least {
+fn least_in<const ALL: bool>(l: &Lanes<ALL>, mut draw: impl FnMut(u32) -> u32) -> Least {
+    // SAFETY (of `value`): both callers ask only for lanes below n.
+    let value = |i: usize| unsafe { l.value(i) };
     if l.n <= SCALAR_LANES {
-        let value = |i: usize| {
-            // SAFETY: i < n (least_short asks for lanes below n only): in bounds.
-            let v = unsafe { &*l.c.add(i) }.load(Relaxed);
-            // SAFETY: as above; `e` is read only when it is not null.
-            if ALL { v } else { v | unsafe { *l.e.add(i) } }
-        };
         return super::scalar::least_short(l.n, value, draw);
     }
     if l.n <= 32 {
@@ -328,6 +332,9 @@ fn least_in<const ALL: bool>(l: &Lanes<ALL>, draw: impl FnOnce(u32) -> u32) -> L
     let min = min(l);
     if min == u32::MAX {
         return if l.n == 0 { Least::Empty } else { Least::Saturated };
+    }
+    if let Some(index) = super::sample(l.n, value, min, &mut draw) {
+        return Least::Found { index, min };
     }
     let seg = l.n.div_ceil(SEGMENTS).next_multiple_of(64).max(512);
     if l.n <= seg {

@@ -176,31 +176,93 @@ fn check_least_at(
         counters.len(),
         excluded.is_some()
     );
-    let no_draw = |_| -> u32 { panic!("{ctx}: drew with {} ties", want.ties) };
-    match want.ties {
-        0 => assert_eq!(least(backend, counters, excluded, no_draw), Least::Empty, "{ctx}"),
-        _ if want.min == EX => assert_eq!(
-            least(backend, counters, excluded, no_draw),
-            Least::Saturated,
-            "{ctx}"
-        ),
-        1 => assert_eq!(
-            least(backend, counters, excluded, no_draw),
-            Least::Found {
-                index: at[0],
-                min: want.min
-            },
-            "{ctx}"
-        ),
-        ties => {
-            for k in ks {
-                let index = at[k];
-                let draw = |t| {
-                    assert_eq!(t, ties, "{ctx}");
-                    k as u32
-                };
-                let got = least(backend, counters, excluded, draw);
-                assert_eq!(got, Least::Found { index, min: want.min }, "{ctx} k {k}");
+    let n = excluded.map_or(counters.len(), |e| e.len().min(counters.len()));
+    // Draws over all n lanes (least's random tries) miss: they name a lane off the
+    // minimum, or when every lane ties, the lane of tie k. Draws among the ties name
+    // tie k; there are none for fewer than 2 ties.
+    let miss = (0..n).find(|i| at.binary_search(i).is_err());
+    let draw_for = |k: usize| {
+        let ctx = &ctx;
+        move |m: u32| match miss {
+            Some(miss) if m as usize == n => miss as u32,
+            _ => {
+                assert!(want.ties >= 2, "{ctx}: drew with {} ties", want.ties);
+                assert_eq!(m, want.ties, "{ctx}");
+                k as u32
+            }
+        }
+    };
+    let want = |k: usize| match want.ties {
+        0 => Least::Empty,
+        _ if want.min == EX => Least::Saturated,
+        _ => Least::Found {
+            index: at[k],
+            min: want.min,
+        },
+    };
+    if at.is_empty() || at.len() == 1 {
+        assert_eq!(least(backend, counters, excluded, draw_for(0)), want(0), "{ctx}");
+    } else {
+        for k in ks {
+            assert_eq!(
+                least(backend, counters, excluded, draw_for(k)),
+                want(k),
+                "{ctx} k {k}"
+            );
+        }
+    }
+}
+
+/// Over more than 32 lanes `least` first tries random lanes, and takes the first at
+/// the minimum.
+#[test]
+fn least_takes_a_drawn_lane_at_the_minimum() {
+    let mut values = vec![3; 100];
+    for i in [10, 50, 99] {
+        values[i] = 1;
+    }
+    let counters = atomics(&values);
+    for backend in ALL {
+        let mut draws = [7, 42, 50, 10].into_iter();
+        let got = least(backend, &counters, None, |m| {
+            assert_eq!(m, 100, "{backend:?}: draws over all lanes first");
+            draws.next().unwrap()
+        });
+        assert_eq!(got, Least::Found { index: 50, min: 1 }, "{backend:?}");
+    }
+}
+
+/// A real random draw picks every tie, and nothing else, about equally often: each
+/// random try and the fallback draw among the ties are uniform.
+#[cfg(not(miri))]
+#[test]
+fn least_is_uniform_over_the_ties() {
+    let mut rng = fastrand::Rng::with_seed(0x5eed_0005);
+    // Ties a quarter of the lanes: both the tries and the fallback take part.
+    let len = 400;
+    let values: Vec<u32> = (0..len)
+        .map(|i| if i % 4 == 1 { 2 } else { 5 + (i as u32 % 3) })
+        .collect();
+    let counters = atomics(&values);
+    let picks = 40_000;
+    for backend in ALL {
+        let mut seen = vec![0u32; len];
+        for _ in 0..picks {
+            match least(backend, &counters, None, |m| rng.u32(..m)) {
+                Least::Found { index, min: 2 } => seen[index] += 1,
+                other => panic!("{backend:?}: {other:?}"),
+            }
+        }
+        // 100 ties, 400 picks each expected: a deviation of 6 standard deviations
+        // (sqrt(400) = 20) is never reached by a uniform draw.
+        for (i, &hits) in seen.iter().enumerate() {
+            if i % 4 == 1 {
+                assert!(
+                    (280..=520).contains(&hits),
+                    "{backend:?}: tie {i} picked {hits} times"
+                );
+            } else {
+                assert_eq!(hits, 0, "{backend:?}: lane {i} is not at the minimum");
             }
         }
     }
