@@ -376,7 +376,7 @@ pub enum Least {
 /// let got = scan::least(Backend::detect(), &counters, Some(&excluded), |_| unreachable!());
 /// assert_eq!(got, Least::Found { index: 1, min: 1 });
 /// ```
-#[inline]
+#[inline(always)]
 pub fn least(
     backend: Backend,
     counters: &[AtomicU32],
