@@ -6,6 +6,11 @@
 //! The pool is idle (every load 0) so all the workers tie, which is the
 //! worst case for both least-loaded tie-breaks.
 //!
+//! `least-loaded-4-ties/workers` is least-loaded reserve + release with only 4
+//! workers at the minimum: every other worker holds one reservation (booked through
+//! the same mode, so both designs start from the same loads). There random tries at
+//! the minimum mostly miss and our scan counts the ties.
+//!
 //! Two more groups: `floor` (the primitives a pick is built from, to show what
 //! bounds a figure) and `scan/workers` (the least-loaded scan alone, per
 //! backend this CPU runs).
@@ -19,7 +24,7 @@ use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, criteri
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
-use workerpick::{Pool, Request, Rng, Selector};
+use workerpick::{LeastLoaded, Pool, Request, Rng, Selector};
 
 const OURS: &str = "workerpick-handle";
 const POOL: &str = "workerpick-pool";
@@ -116,6 +121,30 @@ fn group<S: Selector>(c: &mut Criterion<CpuTime>, mode: Mode, n: usize, sel: &S)
     );
 }
 
+/// Least-loaded reserve + release with 4 workers at the minimum (see the module docs).
+fn few_ties(c: &mut Criterion<CpuTime>) {
+    for n in WORKERS {
+        let pool = Pool::from_workers(0..n as u64).unwrap();
+        let reference = Reference::new(0..n as u64, 1);
+        let policy = Mode::LeastLoaded.reference();
+        let mut h = pool.handle_with_rng(Rng::with_seed(1));
+        let sel = LeastLoaded::new();
+        let held: Vec<_> = (4..n).map(|_| h.reserve(&sel).unwrap()).collect();
+        let ref_held: Vec<_> = (4..n).map(|_| reference.reserve(policy, None).unwrap()).collect();
+        let mut g = c.benchmark_group(format!("least-loaded-4-ties/{n}"));
+        g.bench_function(BenchmarkId::new("reserve", OURS), |b| {
+            b.iter(|| drop(h.reserve(&sel).unwrap()))
+        });
+        samples_for(&mut g, 15 * n);
+        g.bench_function(BenchmarkId::new("reserve", REF), |b| {
+            b.iter(|| drop(reference.reserve(policy, None).unwrap()))
+        });
+        g.finish();
+        assert_eq!(pool.loads().iter().filter(|&&(_, l)| l == 0).count(), 4.min(n));
+        drop((held, ref_held));
+    }
+}
+
 /// The primitives a pick is made of, on this machine: what bounds a figure.
 fn floor(c: &mut Criterion<CpuTime>) {
     let mut g = c.benchmark_group("floor");
@@ -167,13 +196,13 @@ struct Counters([AtomicU32; 10_240]);
 fn scan(c: &mut Criterion<CpuTime>) {
     use workerpick::scan::{self, Backend};
     let counters = Box::new(Counters(core::array::from_fn(|_| AtomicU32::new(0))));
+    let mut rng = Rng::with_seed(1);
     for n in WORKERS {
-        let lanes = vec![0u32; n.div_ceil(16) * 16];
-        let counters = &counters.0[..lanes.len()];
+        let counters = &counters.0[..n];
         let mut g = c.benchmark_group(format!("scan/{n}"));
         for &backend in Backend::available() {
-            g.bench_function(BenchmarkId::new("min-ties", backend.name()), |b| {
-                b.iter(|| scan::min_ties(backend, counters, &lanes))
+            g.bench_function(BenchmarkId::new("least", backend.name()), |b| {
+                b.iter(|| scan::least(backend, counters, None, |m| rng.below(m)))
             });
         }
         g.finish();
@@ -195,6 +224,6 @@ fn config() -> Criterion<CpuTime> {
 criterion_group! {
     name = benches;
     config = config();
-    targets = floor, scan, modes
+    targets = floor, scan, modes, few_ties
 }
 criterion_main!(benches);

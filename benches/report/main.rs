@@ -62,7 +62,7 @@ impl Data {
 
     /// The fastest scan backend's time over `n` counters.
     fn scan(&self, n: usize) -> Option<(f64, String)> {
-        let prefix = format!("scan/{n}/min-ties/");
+        let prefix = format!("scan/{n}/least/");
         self.est
             .iter()
             .filter_map(|(k, e)| k.strip_prefix(&prefix).map(|b| (e.median, b.to_string())))
@@ -73,7 +73,7 @@ impl Data {
         let mut b: Vec<String> = self
             .est
             .keys()
-            .filter_map(|k| k.strip_prefix("scan/8/min-ties/").map(str::to_string))
+            .filter_map(|k| k.strip_prefix("scan/8/least/").map(str::to_string))
             .collect();
         b.sort();
         b
@@ -709,7 +709,7 @@ fn scan_table(d: &Data) -> String {
     for n in WORKERS {
         let mut r = vec![n.to_string()];
         for b in &backends {
-            let v = d.ns(&format!("scan/{n}"), "min-ties", b);
+            let v = d.ns(&format!("scan/{n}"), "least", b);
             r.push(format!(
                 "{} ({} / worker)",
                 opt_ns(v),
@@ -786,7 +786,7 @@ fn render(d: &Data) -> String {
         .as_ref()
         .and_then(|a| a["scan_backend"].as_str())
         .unwrap_or("(unknown)");
-    let fills: [(&str, String); 18] = [
+    let fills: [(&str, String); 19] = [
         ("backend", format!("`{backend}`")),
         ("date", d.run("date").to_string()),
         ("command", d.run("command").to_string()),
@@ -805,6 +805,10 @@ fn render(d: &Data) -> String {
         ("select", op_table(d, "select", &MODES, &[OURS, POOL, REF])),
         ("reserve", op_table(d, "reserve", &MODES, &[OURS, POOL, REF])),
         ("preview", op_table(d, "preview", &MODES, &[OURS, REF])),
+        (
+            "few-ties",
+            op_table(d, "reserve", &["least-loaded-4-ties"], &[OURS, REF]),
+        ),
         ("masked", masked_tables(d)),
         ("dyn", dyn_table(d)),
         ("threads", threads_table(d)),

@@ -202,7 +202,10 @@ fn check_least(
     place: &str,
 ) {
     let name = backend.name();
-    let what = format!("least on {name}, {place}, excluded {:?}", excluded.map(<[u32]>::len));
+    let what = format!(
+        "least on {name}, {place}, excluded {:?}",
+        excluded.map(<[u32]>::len)
+    );
     let n = effective.len();
     let at_min = |i: usize| effective[i] == expected.min;
     let miss = (0..n).find(|&i| !at_min(i));
@@ -238,7 +241,10 @@ fn check_least(
         match (got, want(k)) {
             (Least::Found { index, min }, Least::Found { .. }) => {
                 assert_eq!(min, expected.min, "{what}, k {k}, tries from the input");
-                assert!(index < n && at_min(index), "{what}, k {k}: lane {index} is not at the minimum");
+                assert!(
+                    index < n && at_min(index),
+                    "{what}, k {k}: lane {index} is not at the minimum"
+                );
             }
             (got, want) => assert_eq!(got, want, "{what}, k {k}, tries from the input"),
         }
