@@ -78,6 +78,9 @@ enum Op {
     SelectDyn,
     /// `Reserve` with an eligibility mask admitting every other worker.
     ReserveMasked,
+    /// `Reserve` with every worker but 4 holding one reservation: least-loaded's
+    /// random tries mostly miss and the scan counts and searches the ties.
+    ReserveFewTies,
 }
 
 enum Scan {
@@ -117,6 +120,12 @@ fn case(mode: Mode, op: Op, workers: u32, scan: Scan) -> Case {
         Mode::PowerOfTwo => Selectors::PowerOfTwo(PowerOfTwo::new()),
         Mode::LeastLoaded => Selectors::LeastLoaded(LeastLoaded::new()),
     };
+    if let Op::ReserveFewTies = op {
+        for w in 4..workers {
+            // Held for the life of the benchmark process, like the pool.
+            core::mem::forget(pool.reserve_worker(&w, 1).expect("a member"));
+        }
+    }
     let mut case = Case {
         handle: pool.handle_with_rng(Rng::with_seed(0x1a1)),
         selector,
@@ -157,7 +166,7 @@ fn run_with<S: Selector>(
                 black_box(handle.select(black_box(selector)).ok());
             }
         }
-        Op::Reserve => {
+        Op::Reserve | Op::ReserveFewTies => {
             for _ in 0..ops {
                 drop(black_box(handle.reserve(black_box(selector)).ok()));
             }
@@ -199,6 +208,7 @@ fn run_with<S: Selector>(
 #[bench::least_loaded_select_1024(args = (Mode::LeastLoaded, Op::Select, 1024, Scan::Detected), setup = case, config = budget("least_loaded_select_1024"))]
 #[bench::least_loaded_reserve_8(args = (Mode::LeastLoaded, Op::Reserve, 8, Scan::Detected), setup = case, config = budget("least_loaded_reserve_8"))]
 #[bench::least_loaded_reserve_1024(args = (Mode::LeastLoaded, Op::Reserve, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_1024"))]
+#[bench::least_loaded_reserve_4_ties_1024(args = (Mode::LeastLoaded, Op::ReserveFewTies, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_4_ties_1024"))]
 #[bench::least_loaded_reserve_masked_1024(args = (Mode::LeastLoaded, Op::ReserveMasked, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_masked_1024"))]
 #[bench::least_loaded_select_8_scalar(args = (Mode::LeastLoaded, Op::Select, 8, Scan::Scalar), setup = case, config = budget("least_loaded_select_8_scalar"))]
 #[bench::least_loaded_select_1024_scalar(args = (Mode::LeastLoaded, Op::Select, 1024, Scan::Scalar), setup = case, config = budget("least_loaded_select_1024_scalar"))]
