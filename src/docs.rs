@@ -43,13 +43,19 @@
 /// the scan and the swap can make a pick one release stale.
 ///
 /// # The least-loaded scan
-/// Simple SIMD passes over the packed counters, each a branch-free loop that
-/// runs at the machine's load rate: the minimum, then the lanes that tie for
-/// it, counted per segment of 512; one draw picks the tie, and a last pass
-/// searches only the segment that holds it. A pool whose workers fill the
-/// slots `0..n` (no holes left by removals) scans the counters alone; a
-/// request's eligibility mask, or holes, add an exclusion array ORed into
-/// each lane. The backend (AVX2,
+/// One SIMD pass over the packed counters finds the minimum (a branch-free
+/// loop at the machine's load rate). Then up to 8 uniform draws over all the
+/// lanes each try one lane: the first at the minimum is the pick. A uniform
+/// draw accepted on a tie is uniform among the ties, so in an idle or
+/// balanced pool, where most lanes tie, a pick is the min pass, one draw and
+/// one load. When the tries miss (few ties), a second pass counts the ties
+/// per segment of 512 lanes, one draw picks a tie, and a last pass searches
+/// only the segment that holds it. Up to 32 lanes are read once into
+/// registers (up to 8 with scalar loads, which in a reserve-release loop take
+/// the just-released count from the store buffer where a vector load would
+/// wait). A pool whose workers fill the slots `0..n` (no holes left by
+/// removals) scans the counters alone; a request's eligibility mask, or
+/// holes, add an exclusion array ORed into each lane. The backend (AVX2,
 /// AVX-512 for masked scans, scalar) is detected once at run time, so a
 /// default `cargo build --release` gets the fast path. See
 /// [`scan`](crate::scan) for why the vector loads of atomics are sound.
@@ -75,7 +81,17 @@ pub mod design {}
 /// - Reservations borrow the pool. To move them into `'static` tasks, keep the
 ///   pool in a `static` (`OnceLock`) or leak it once at start-up.
 /// - Least-loaded with concurrent releases may be one release stale; without
-///   releases it is exact.
+///   releases it is exact. Its tie-break is uniform over the lanes as they
+///   were read; lanes that move during a scan shift the odds slightly (a pick
+///   is always a lane seen at the minimum, validated by the compare-and-swap).
+/// - Least-loaded's speed depends on how many workers tie: an idle or
+///   balanced pool takes the fast path (the min pass and one random try);
+///   with only a few workers at the minimum it also counts and searches the
+///   ties (about 2.5 times the work at 1024 workers, see BENCHMARKS.md).
+/// - The AVX-512 kernel (masked scans on AVX-512 CPUs) is tested only where
+///   the test machine has AVX-512: the development machine of this release
+///   did not, so it ran the AVX2 and scalar kernels only. `WORKERPICK_SCAN=avx2`
+///   (or [`Pool::with_scan_backend`](crate::Pool::with_scan_backend)) opts out.
 /// - Packages considered and left out: `wide` picks instructions at compile
 ///   time only, and on the default x86-64 target its unsigned 32-bit min is
 ///   per-lane scalar (slower than a plain loop), so the scan uses `std::arch`
