@@ -33,9 +33,13 @@ impl Rng {
     }
 
     /// A uniform draw in `0..n`; `0` when `n` is `0`.
+    ///
+    /// One 64-bit draw scaled by `n` (the high half of a 64 × 32-bit product): no
+    /// branch and no rejection loop. Each value's probability is within `2^-32` of
+    /// `1/n` (relative), far below anything a load balancer can observe.
     #[inline(always)]
     pub fn below(&mut self, n: u32) -> u32 {
-        if n == 0 { 0 } else { self.0.u32(..n) }
+        ((u128::from(self.0.u64(..)) * u128::from(n)) >> 64) as u32
     }
 
     /// A uniform `u64`.
