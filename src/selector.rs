@@ -404,8 +404,9 @@ impl<'a> Context<'a> {
         self.request
     }
 
-    /// The least-loaded candidate and its load, ties broken uniformly at random
-    /// with one draw (none when the minimum is unique). Uses the SIMD scan.
+    /// The least-loaded candidate and its load, ties broken uniformly at random.
+    /// Uses the SIMD scan: see [`scan::least`](crate::scan::least) for the draws
+    /// it makes.
     #[inline(always)]
     pub fn least_loaded(&mut self) -> Option<(Slot<'a>, u32)> {
         if let Candidates::Fresh { slots, lanes } = self.candidates {
@@ -414,7 +415,7 @@ impl<'a> Context<'a> {
             // between the scan's passes, scan again. A bounded number of times,
             // then the scalar path, which always answers.
             for _ in 0..4 {
-                match scan::least(self.backend, counters, lanes, |ties| self.rng.below(ties)) {
+                match scan::least(self.backend, counters, lanes, |m| self.rng.below(m)) {
                     Least::Found { index, min } => return Some((Slot::new(index as u32), min)),
                     Least::Empty => return None,
                     Least::Moved => {}
