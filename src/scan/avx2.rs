@@ -407,14 +407,10 @@ fn least_short<const ALL: bool>(l: &Lanes<ALL>, draw: impl FnOnce(u32) -> u32) -
     for (j, &v) in v.iter().enumerate() {
         bits |= eq_bits(v, target) << (8 * j);
     }
-    let ties = bits.count_ones();
-    let index = match ties {
-        1 => bits.trailing_zeros() as usize,
-        // Every lane ties: tie k is lane k.
-        _ if ties as usize == l.n => draw(ties).min(ties - 1) as usize,
-        _ => super::nth_set_bit(bits, draw(ties).min(ties - 1)),
-    };
-    Least::Found { index, min }
+    Least::Found {
+        index: super::drawn_lane(bits, bits.count_ones(), l.n, draw),
+        min,
+    }
 }
 
 /// What a draw among `ties` ties over `n` lanes leaves to do.
@@ -446,8 +442,7 @@ impl Tie {
 fn draw_tie(ties: u32, n: usize, draw: impl FnOnce(u32) -> u32) -> Tie {
     let k = match ties {
         0 => return Tie::None,
-        1 => 0,
-        ties => draw(ties).min(ties - 1),
+        ties => super::draw_among(ties, draw),
     };
     if ties as usize == n {
         Tie::Every(k)

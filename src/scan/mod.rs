@@ -407,8 +407,7 @@ pub fn least(
     }
     let k = match found.ties {
         0 => return Least::Moved,
-        1 => 0,
-        ties => draw(ties).min(ties - 1),
+        ties => draw_among(ties, &mut draw),
     };
     match kernel.nth_tie(counters, excluded, found.min, k) {
         Ok(index) => Least::Found {
@@ -442,6 +441,25 @@ fn sample(
         }
     }
     None
+}
+
+/// Tie `k` of `ties` (at least 1): `0` with no draw for a single tie, else
+/// `draw(ties)`, clamped to the last tie.
+#[inline(always)]
+fn draw_among(ties: u32, draw: impl FnOnce(u32) -> u32) -> u32 {
+    if ties == 1 { 0 } else { draw(ties).min(ties - 1) }
+}
+
+/// The lane of a tie drawn with `draw` from `at_min`, the non-empty set of the
+/// `ties` lanes (bit i = lane i) at the minimum among `n` lanes.
+#[inline(always)]
+fn drawn_lane(at_min: u32, ties: u32, n: usize, draw: impl FnOnce(u32) -> u32) -> usize {
+    match ties {
+        1 => at_min.trailing_zeros() as usize,
+        // Every lane ties: tie k is lane k.
+        _ if ties as usize == n => draw_among(ties, draw) as usize,
+        _ => nth_set_bit(at_min, draw_among(ties, draw)),
+    }
 }
 
 /// The position of the set bit of `bits` with `rank` set bits below it

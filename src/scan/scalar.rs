@@ -94,13 +94,12 @@ pub(super) fn least_short(n: usize, value: impl Fn(usize) -> u32, draw: impl FnO
         ties = (ties & keep) + hit;
         at_min = (at_min & keep) | hit << i;
     }
-    let index = match ties {
-        0 => return Least::Empty,
-        _ if min == u32::MAX => return Least::Saturated,
-        1 => at_min.trailing_zeros() as usize,
-        // Every lane ties: tie k is lane k.
-        _ if ties as usize == n => draw(ties).min(ties - 1) as usize,
-        _ => super::nth_set_bit(at_min, draw(ties).min(ties - 1)),
-    };
-    Least::Found { index, min }
+    match ties {
+        0 => Least::Empty,
+        _ if min == u32::MAX => Least::Saturated,
+        _ => Least::Found {
+            index: super::drawn_lane(at_min, ties, n, draw),
+            min,
+        },
+    }
 }
