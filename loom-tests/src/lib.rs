@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
-use workerpick::Pool;
+use workerpick::{Handle, Pool, Rng};
 
 /// The preemption bound when `LOOM_MAX_PREEMPTIONS` is not set.
 pub const DEFAULT_PREEMPTIONS: usize = 3;
@@ -86,6 +86,27 @@ where
 
 fn checkpoint(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("loom-{name}-{}.json", std::process::id()))
+}
+
+/// Spawns `n` loom threads that pick on `pool`: thread `t` runs `body(pool, handle, t)`
+/// with a handle whose draws are seeded with `t`. Join the returned threads.
+pub fn spawn_pickers<F>(
+    pool: &loom::sync::Arc<Pool<u32>>,
+    n: u64,
+    body: F,
+) -> Vec<loom::thread::JoinHandle<()>>
+where
+    F: Fn(&Pool<u32>, &mut Handle<'_, u32>, u64) + Clone + Send + 'static,
+{
+    (0..n)
+        .map(|t| {
+            let (pool, body) = (pool.clone(), body.clone());
+            loom::thread::spawn(move || {
+                let mut h = pool.handle_with_rng(Rng::with_seed(t));
+                body(&pool, &mut h, t)
+            })
+        })
+        .collect()
 }
 
 /// Asserts that none of `workers` has load in flight (a member at 0, or gone).

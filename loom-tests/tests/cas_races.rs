@@ -3,29 +3,22 @@
 #![cfg(loom)]
 
 use loom::sync::Arc;
-use loom::thread;
-use loom_tests::{assert_idle, model};
-use workerpick::{LeastLoaded, Pool, PowerOfTwo, Rng};
+use loom_tests::{assert_idle, model, spawn_pickers};
+use workerpick::{LeastLoaded, Pool, PowerOfTwo};
 
 /// Counts equal the guards outstanding at the end, whatever the races.
 #[test]
 fn cas_bookings_racing_releases_match_outstanding_guards() {
     model("cas_races", || {
         let pool = Arc::new(Pool::from_workers([0u32, 1]).unwrap());
-        let threads: Vec<_> = (0..2u64)
-            .map(|t| {
-                let pool = pool.clone();
-                thread::spawn(move || {
-                    let mut h = pool.handle_with_rng(Rng::with_seed(t));
-                    let r = if t == 0 {
-                        h.reserve(&LeastLoaded::new()).unwrap()
-                    } else {
-                        h.reserve(&PowerOfTwo::new()).unwrap()
-                    };
-                    drop(r);
-                })
-            })
-            .collect();
+        let threads = spawn_pickers(&pool, 2, |_, h, t| {
+            let r = if t == 0 {
+                h.reserve(&LeastLoaded::new()).unwrap()
+            } else {
+                h.reserve(&PowerOfTwo::new()).unwrap()
+            };
+            drop(r);
+        });
         // The guard still outstanding when the model ends.
         let held = pool.reserve(&LeastLoaded::new()).unwrap();
         for t in threads {
@@ -47,19 +40,13 @@ fn cas_bookings_racing_releases_match_outstanding_guards() {
 fn least_loaded_is_exact_without_releases() {
     model("least_loaded_exact", || {
         let pool = Arc::new(Pool::from_workers([0u32, 1]).unwrap());
-        let threads: Vec<_> = (0..2u64)
-            .map(|t| {
-                let pool = pool.clone();
-                thread::spawn(move || {
-                    let mut h = pool.handle_with_rng(Rng::with_seed(t));
-                    for _ in 0..2 {
-                        // Kept booked to the end of the model: the bookings
-                        // under test are the only load there is.
-                        core::mem::forget(h.reserve(&LeastLoaded::new()).unwrap());
-                    }
-                })
-            })
-            .collect();
+        let threads = spawn_pickers(&pool, 2, |_, h, _| {
+            for _ in 0..2 {
+                // Kept booked to the end of the model: the bookings under test
+                // are the only load there is.
+                core::mem::forget(h.reserve(&LeastLoaded::new()).unwrap());
+            }
+        });
         for t in threads {
             t.join().unwrap();
         }

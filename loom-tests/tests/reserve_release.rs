@@ -5,30 +5,23 @@
 #![cfg(loom)]
 
 use loom::sync::Arc;
-use loom::thread;
-use loom_tests::{assert_idle, model};
-use workerpick::{LeastLoaded, Pool, PowerOfTwo, Rng};
+use loom_tests::{assert_idle, model, spawn_pickers};
+use workerpick::{LeastLoaded, Pool, PowerOfTwo};
 
 #[test]
 fn reserve_release_returns_every_count_to_zero() {
     model("reserve_release", || {
         let pool = Arc::new(Pool::from_workers([0u32, 1]).unwrap());
-        let threads: Vec<_> = (0..2u64)
-            .map(|t| {
-                let pool = pool.clone();
-                thread::spawn(move || {
-                    let mut h = pool.handle_with_rng(Rng::with_seed(t));
-                    let r = if t == 0 {
-                        h.reserve(&PowerOfTwo::new()).unwrap()
-                    } else {
-                        h.reserve(&LeastLoaded::new()).unwrap()
-                    };
-                    let load = pool.in_flight(r.worker()).unwrap();
-                    assert!((1..=4).contains(&load), "load {load} while a guard holds one");
-                    r.release();
-                })
-            })
-            .collect();
+        let threads = spawn_pickers(&pool, 2, |pool, h, t| {
+            let r = if t == 0 {
+                h.reserve(&PowerOfTwo::new()).unwrap()
+            } else {
+                h.reserve(&LeastLoaded::new()).unwrap()
+            };
+            let load = pool.in_flight(r.worker()).unwrap();
+            assert!((1..=4).contains(&load), "load {load} while a guard holds one");
+            r.release();
+        });
         // A pinned booking of weight 2, released while the others run.
         let r = pool.reserve_worker(&1, 2).unwrap();
         let load = pool.in_flight(&1).unwrap();
