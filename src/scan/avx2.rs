@@ -337,15 +337,6 @@ fn least_in<const ALL: bool>(l: &Lanes<ALL>, mut draw: impl FnMut(u32) -> u32) -
         return Least::Found { index, min };
     }
     let seg = l.n.div_ceil(SEGMENTS).next_multiple_of(64).max(512);
-    if l.n <= seg {
-        // One segment: no per-segment counts to keep.
-        let ties = count(l, min);
-        return match draw_tie(ties, l.n, draw) {
-            // SAFETY: 0 + n <= n.
-            Tie::Lane(k) => unsafe { found_in(l, 0, l.n, min, k) },
-            tie => tie.into_least(min),
-        };
-    }
     let mut per = [0u32; SEGMENTS];
     let mut ties = 0u32;
     for (s, per) in per.iter_mut().enumerate() {
@@ -357,15 +348,23 @@ fn least_in<const ALL: bool>(l: &Lanes<ALL>, mut draw: impl FnMut(u32) -> u32) -
         *per = count(&unsafe { l.sub(start, seg.min(l.n - start)) }, min);
         ties = ties.wrapping_add(*per);
     }
-    let mut k = match draw_tie(ties, l.n, draw) {
-        Tie::Lane(k) => k,
-        tie => return tie.into_least(min),
-    };
+    if ties == 0 {
+        // The lanes at the minimum moved since the min pass.
+        return Least::Moved;
+    }
+    let mut k = super::draw_among(ties, draw);
     for (s, &here) in per.iter().enumerate() {
         if k < here {
             let start = s * seg;
             // SAFETY: a segment with ties starts below n; the length stops at n.
-            return unsafe { found_in(l, start, seg.min(l.n - start), min, k) };
+            let lanes = unsafe { l.sub(start, seg.min(l.n - start)) };
+            return match nth(&lanes, min, k) {
+                Ok(i) => Least::Found {
+                    index: start + i,
+                    min,
+                },
+                Err(_) => Least::Moved,
+            };
         }
         k -= here;
     }
@@ -410,62 +409,6 @@ fn least_short<const ALL: bool>(l: &Lanes<ALL>, draw: impl FnOnce(u32) -> u32) -
     Least::Found {
         index: super::drawn_lane(bits, bits.count_ones(), l.n, draw),
         min,
-    }
-}
-
-/// What a draw among `ties` ties over `n` lanes leaves to do.
-enum Tie {
-    /// No tie left: the lanes moved.
-    None,
-    /// Every lane ties, so tie `k` is lane `k`.
-    Every(u32),
-    /// Find tie `k`.
-    Lane(u32),
-}
-
-impl Tie {
-    /// The answer, for the cases that need no search.
-    #[inline]
-    fn into_least(self, min: u32) -> Least {
-        match self {
-            Tie::Every(k) => Least::Found {
-                index: k as usize,
-                min,
-            },
-            Tie::None | Tie::Lane(_) => Least::Moved,
-        }
-    }
-}
-
-/// Draws among `ties` ties (no draw for one).
-#[inline]
-fn draw_tie(ties: u32, n: usize, draw: impl FnOnce(u32) -> u32) -> Tie {
-    let k = match ties {
-        0 => return Tie::None,
-        ties => super::draw_among(ties, draw),
-    };
-    if ties as usize == n {
-        Tie::Every(k)
-    } else {
-        Tie::Lane(k)
-    }
-}
-
-/// Tie `k` among lanes `start..start + len`, as a lane of `l`.
-///
-/// # Safety
-/// `start + len <= l.n`.
-#[inline]
-#[target_feature(enable = "avx2,popcnt")]
-unsafe fn found_in<const ALL: bool>(l: &Lanes<ALL>, start: usize, len: usize, min: u32, k: u32) -> Least {
-    // SAFETY: the caller's promise.
-    let lanes = unsafe { l.sub(start, len) };
-    match nth(&lanes, min, k) {
-        Ok(i) => Least::Found {
-            index: start + i,
-            min,
-        },
-        Err(_) => Least::Moved,
     }
 }
 
