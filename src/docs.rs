@@ -51,9 +51,10 @@
 /// one load. When the tries miss (few ties), a second pass counts the ties
 /// per segment of 512 lanes, one draw picks a tie, and a last pass searches
 /// only the segment that holds it. Up to 32 lanes are read once into
-/// registers (up to 8 with scalar loads, which in a reserve-release loop take
+/// registers and tried once; a miss draws among the ties found in them. Up to
+/// 8 lanes are read with scalar loads, which in a reserve-release loop take
 /// the just-released count from the store buffer where a vector load would
-/// wait). A pool whose workers fill the slots `0..n` (no holes left by
+/// wait. A pool whose workers fill the slots `0..n` (no holes left by
 /// removals) scans the counters alone; a request's eligibility mask, or
 /// holes, add an exclusion array ORed into each lane. The backend (AVX2,
 /// AVX-512 for masked scans, scalar) is detected once at run time, so a

@@ -305,13 +305,6 @@ pub(super) fn least(counters: &[AtomicU32], excluded: Option<&[u32]>, draw: impl
     with_lanes!(counters, excluded, |l| least_in(&l, draw))
 }
 
-/// Up to this many lanes [`least_in`] reads the counters with scalar loads. In a loop
-/// of reservations and releases the lane just released is still in the store buffer,
-/// whence a scalar load takes it, while a vector load that covers it must wait for it
-/// to reach the cache (measured here: 25 ns against 34 ns per reserve+release at 8
-/// lanes; equal at 16).
-const SCALAR_LANES: usize = 8;
-
 /// How many segments [`least_in`] counts ties in, at most.
 const SEGMENTS: usize = 128;
 
@@ -323,17 +316,14 @@ const SEGMENTS: usize = 128;
 fn least_in<const ALL: bool>(l: &Lanes<ALL>, mut draw: impl FnMut(u32) -> u32) -> Least {
     // SAFETY (of `value`): both callers ask only for lanes below n.
     let value = |i: usize| unsafe { l.value(i) };
-    if l.n <= SCALAR_LANES {
-        return super::scalar::least_short(l.n, value, draw);
-    }
-    if l.n <= 32 {
-        return least_short(l, draw);
+    if l.n <= super::SMALL_LANES {
+        return least_short(l, value, draw);
     }
     let min = min(l);
     if min == u32::MAX {
         return if l.n == 0 { Least::Empty } else { Least::Saturated };
     }
-    if let Some(index) = super::sample(l.n, value, min, &mut draw) {
+    if let Some(index) = super::sample::<{ super::SAMPLES }>(l.n, value, min, &mut draw) {
         return Least::Found { index, min };
     }
     let seg = l.n.div_ceil(SEGMENTS).next_multiple_of(64).max(512);
@@ -372,13 +362,18 @@ fn least_in<const ALL: bool>(l: &Lanes<ALL>, mut draw: impl FnMut(u32) -> u32) -
     Least::Moved
 }
 
-/// [`least_in`] for up to 32 lanes: one read into registers, and the ties taken from
-/// them as a bit set, so no second pass (and no `Moved`). Besides saving work, this
-/// keeps short the chain from the counters to the chosen lane, which in a loop of
-/// reservations is latency the next locked booking waits for.
+/// [`least_in`] for up to 32 lanes: one read into registers, one random try, and if it
+/// misses the ties taken from the registers as a bit set, so no second pass (and no
+/// `Moved`). Besides saving work, this keeps short the chain from the counters to the
+/// chosen lane, which in a loop of reservations is latency the next locked booking
+/// waits for.
 #[inline]
 #[target_feature(enable = "avx2,popcnt")]
-fn least_short<const ALL: bool>(l: &Lanes<ALL>, draw: impl FnOnce(u32) -> u32) -> Least {
+fn least_short<const ALL: bool>(
+    l: &Lanes<ALL>,
+    value: impl Fn(usize) -> u32,
+    mut draw: impl FnMut(u32) -> u32,
+) -> Least {
     // Vector j holds lanes 8j..8j + 8; lanes past n read as u32::MAX.
     let vector = |j: usize| {
         let i = 8 * j;
@@ -399,6 +394,9 @@ fn least_short<const ALL: bool>(l: &Lanes<ALL>, draw: impl FnOnce(u32) -> u32) -
     ));
     if min == u32::MAX {
         return if l.n == 0 { Least::Empty } else { Least::Saturated };
+    }
+    if let Some(index) = super::sample::<1>(l.n, value, min, &mut draw) {
+        return Least::Found { index, min };
     }
     // Only lanes below n can equal a minimum below u32::MAX.
     let target = _mm256_set1_epi32(min as i32);

@@ -349,32 +349,42 @@ pub enum Least {
 /// tie-break of [`LeastLoaded`](crate::LeastLoaded), which this is.
 ///
 /// `draw(m)` must return a uniform random value below `m` (a larger one is clamped or
-/// ignored). Over more than 32 lanes, `least` first draws a few lanes out of all of
-/// them (`m` = the number of lanes) and takes the first that holds the minimum: when
-/// many lanes tie, as in an idle or balanced pool, that is one draw and no second pass.
-/// Each draw is uniform, so a lane it accepts is uniform among the ties. If none of
-/// those lanes holds the minimum, it counts the ties and draws once among them (`m` =
-/// the number of ties, counted in index order from 0). No draw is made for a single
-/// tie.
+/// ignored). Over two lanes or more, `least` first tries lanes drawn out of all of them
+/// (`m` = the number of lanes) and takes the first that holds the minimum: one try
+/// over up to 32 lanes, which it reads once into registers, and up to 8 beyond. When
+/// many lanes tie, as in an idle or balanced pool, that is one draw and no second
+/// look at the lanes. Each draw is uniform, so a lane it accepts is uniform among the
+/// ties. If the tries miss, it counts the ties and draws once among them (`m` = the
+/// number of ties, counted in index order from 0); no draw is made for a single tie.
 ///
-/// Faster than [`min_ties`] then [`nth_tie`]: besides the draws above, the vector
-/// backends count ties per segment of the lanes and search only the segment holding
-/// the drawn tie, and up to 32 lanes are read once. Lanes that other threads change during the scan can make
-/// it answer [`Least::Moved`]: scan again, and validate a [`Least::Found`] with a
-/// compare-and-swap from `min`.
+/// Faster than [`min_ties`] then [`nth_tie`]: besides the tries, up to 32 lanes are
+/// read once, and beyond that the vector backends count ties per segment of the lanes
+/// and search only the segment holding the drawn tie. Lanes that other threads change
+/// during the scan can make it answer [`Least::Moved`]: scan again, and validate a
+/// [`Least::Found`] with a compare-and-swap from `min`.
 ///
 /// ```
 /// use std::sync::atomic::AtomicU32;
 /// use workerpick::scan::{self, Backend, Least};
 ///
 /// let counters: Vec<AtomicU32> = [3, 1, 4, 1, 5].into_iter().map(AtomicU32::new).collect();
-/// // Two lanes hold 1; draw the second of them (short arrays draw among the ties).
-/// let got = scan::least(Backend::detect(), &counters, None, |ties| ties - 1);
+/// // Two lanes hold 1. The try over all 5 lanes names lane 4 (it holds 5, a miss),
+/// // then the draw among the 2 ties names the second of them.
+/// let got = scan::least(Backend::detect(), &counters, None, |m| m - 1);
 /// assert_eq!(got, Least::Found { index: 3, min: 1 });
-/// // Lane 3 excluded: one minimum left, and no draw.
-/// let excluded = [0, 0, 0, u32::MAX, 0];
-/// let got = scan::least(Backend::detect(), &counters, Some(&excluded), |_| unreachable!());
+/// // A try that names a lane at the minimum is taken.
+/// let got = scan::least(Backend::detect(), &counters, None, |_| 1);
 /// assert_eq!(got, Least::Found { index: 1, min: 1 });
+/// // Lane 3 excluded: the try names lane 4 again, then a single minimum is left,
+/// // taken with no draw.
+/// let excluded = [0, 0, 0, u32::MAX, 0];
+/// let mut draws = 0;
+/// let got = scan::least(Backend::detect(), &counters, Some(&excluded), |m| {
+///     draws += 1;
+///     m - 1
+/// });
+/// assert_eq!(got, Least::Found { index: 1, min: 1 });
+/// assert_eq!(draws, 1);
 /// ```
 #[inline(always)]
 pub fn least(
@@ -384,6 +394,9 @@ pub fn least(
     mut draw: impl FnMut(u32) -> u32,
 ) -> Least {
     let n = excluded.map_or(counters.len(), |e| e.len().min(counters.len()));
+    if n <= FEW_LANES {
+        return scalar::least_few(counters, excluded, draw);
+    }
     let kernel = Kernel::of(backend);
     match (kernel, excluded) {
         (Kernel::Scalar, _) if n <= SMALL_LANES => return scalar::least_small(counters, excluded, draw),
@@ -399,7 +412,7 @@ pub fn least(
         return if n == 0 { Least::Empty } else { Least::Saturated };
     }
     let value = |i: usize| counters[i].load(Relaxed) | excluded.map_or(0, |e| e[i]);
-    if let Some(index) = sample(n, value, found.min, &mut draw) {
+    if let Some(index) = sample::<{ SAMPLES }>(n, value, found.min, &mut draw) {
         return Least::Found {
             index,
             min: found.min,
@@ -418,23 +431,28 @@ pub fn least(
     }
 }
 
-/// How many random lanes [`least`] tries before it counts the ties. With a fraction
-/// `p` of the lanes tying, all tries miss with probability `(1 - p)^8`: 0.4% at a
-/// half, 10% at a quarter. A try costs a draw and one load; the count it may save
-/// reads every lane.
+/// How many random lanes [`least`] tries over more than [`SMALL_LANES`] lanes before
+/// it counts the ties (up to that many, which it reads in one pass, it tries one). With
+/// a fraction `p` of the lanes tying, all tries miss with probability `(1 - p)^8`:
+/// 0.4% at a half, 10% at a quarter. A try costs a draw and one load; the count it may
+/// save reads every lane.
 const SAMPLES: usize = 8;
 
-/// Up to [`SAMPLES`] uniform draws over the `n` lanes: the first whose `value` is
-/// `min`. Conditioned on acceptance each is uniform among the lanes at `min`.
+/// Up to `TRIES` uniform draws over the `n` lanes: the first whose `value` is `min`.
+/// Conditioned on acceptance each is uniform among the lanes at `min`. None for fewer
+/// than 2 lanes (no draw is made for a single lane).
 #[inline(always)]
-fn sample(
+fn sample<const TRIES: usize>(
     n: usize,
     value: impl Fn(usize) -> u32,
     min: u32,
     draw: &mut impl FnMut(u32) -> u32,
 ) -> Option<usize> {
+    if n < 2 {
+        return None;
+    }
     let lanes = u32::try_from(n).ok()?;
-    for _ in 0..SAMPLES {
+    for _ in 0..TRIES {
         let i = draw(lanes) as usize;
         if i < n && value(i) == min {
             return Some(i);
@@ -480,8 +498,12 @@ fn nth_set_bit(mut bits: u32, mut rank: u32) -> usize {
     pos as usize
 }
 
-/// Up to this many lanes the scalar backend answers [`least`] in one pass (its bit set
-/// of ties is a `u32`).
+/// Up to this many lanes every backend answers [`least`] with the scalar
+/// `least_few`, inlined into the caller (no call into a `target_feature` function).
+const FEW_LANES: usize = 8;
+
+/// Up to this many lanes [`least`] reads each lane once and makes one random try (its
+/// bit set of ties is a `u32`).
 const SMALL_LANES: usize = 32;
 
 /// A backend the CPU has been checked to support (see [`Kernel::of`]).

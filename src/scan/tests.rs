@@ -233,36 +233,44 @@ fn least_takes_a_drawn_lane_at_the_minimum() {
 }
 
 /// A real random draw picks every tie, and nothing else, about equally often: each
-/// random try and the fallback draw among the ties are uniform.
+/// random try and the fallback draw among the ties are uniform. Every path of
+/// `least`: up to 8 lanes (scalar, one try), up to 32 (one pass, one try), beyond
+/// (up to 8 tries, then the count).
 #[cfg(not(miri))]
 #[test]
 fn least_is_uniform_over_the_ties() {
     let mut rng = fastrand::Rng::with_seed(0x5eed_0005);
-    // Ties a quarter of the lanes: both the tries and the fallback take part.
-    let len = 400;
-    let values: Vec<u32> = (0..len)
-        .map(|i| if i % 4 == 1 { 2 } else { 5 + (i as u32 % 3) })
-        .collect();
-    let counters = atomics(&values);
-    let picks = 40_000;
-    for backend in ALL {
-        let mut seen = vec![0u32; len];
-        for _ in 0..picks {
-            match least(backend, &counters, None, |m| rng.u32(..m)) {
-                Least::Found { index, min: 2 } => seen[index] += 1,
-                other => panic!("{backend:?}: {other:?}"),
+    for len in [5, 8, 13, 32, 400] {
+        // A third of the lanes tie: both the tries and the fallback take part.
+        let tie = |i: usize| i % 3 == 1;
+        let values: Vec<u32> = (0..len)
+            .map(|i| if tie(i) { 2 } else { 5 + (i as u32 % 3) })
+            .collect();
+        let counters = atomics(&values);
+        let ties = (0..len).filter(|&i| tie(i)).count();
+        let per_tie = 400;
+        for backend in ALL {
+            let mut seen = vec![0u32; len];
+            for _ in 0..per_tie * ties {
+                match least(backend, &counters, None, |m| rng.u32(..m)) {
+                    Least::Found { index, min: 2 } => seen[index] += 1,
+                    other => panic!("{backend:?}, {len} lanes: {other:?}"),
+                }
             }
-        }
-        // 100 ties, 400 picks each expected: a deviation of 6 standard deviations
-        // (sqrt(400) = 20) is never reached by a uniform draw.
-        for (i, &hits) in seen.iter().enumerate() {
-            if i % 4 == 1 {
-                assert!(
-                    (280..=520).contains(&hits),
-                    "{backend:?}: tie {i} picked {hits} times"
-                );
-            } else {
-                assert_eq!(hits, 0, "{backend:?}: lane {i} is not at the minimum");
+            // 400 picks expected per tie: a deviation of 6 standard deviations
+            // (sqrt(400) = 20) is never reached by a uniform draw.
+            for (i, &hits) in seen.iter().enumerate() {
+                if tie(i) {
+                    assert!(
+                        (280..=520).contains(&hits),
+                        "{backend:?}, {len} lanes: tie {i} picked {hits} times"
+                    );
+                } else {
+                    assert_eq!(
+                        hits, 0,
+                        "{backend:?}, {len} lanes: lane {i} is not at the minimum"
+                    );
+                }
             }
         }
     }

@@ -127,21 +127,41 @@ fn power_of_two_follows_its_rule() {
     }
 }
 
+/// The draws of a least-loaded pick over a few workers: one try over all of
+/// them, taken if it names a minimum; else one draw among the ties, none for a
+/// single one.
 #[test]
-fn least_loaded_takes_the_minimum_and_draws_only_on_ties() {
-    let pool = loaded(&[4, 2, 7, 3]);
-    let mut rng = Rng::with_seed(9);
-    let before = rng.state();
-    assert_eq!(select(&pool, &LeastLoaded::new(), &mut rng).0, Some(1));
-    assert_eq!(rng.state(), before, "a unique minimum needs no draw");
+fn least_loaded_takes_the_minimum_and_draws_only_on_a_missed_try() {
+    for seed in 0..50 {
+        let pool = loaded(&[4, 2, 7, 3]);
+        let mut rng = Rng::with_seed(seed);
+        let mut reference = Rng::with_seed(seed);
+        assert_eq!(select(&pool, &LeastLoaded::new(), &mut rng).0, Some(1));
+        reference.below(4);
+        assert_eq!(
+            rng.state(),
+            reference.state(),
+            "the try, and no draw for a unique minimum"
+        );
 
-    let pool = loaded(&[1, 0, 5, 0, 0]);
-    let mut rng = Rng::with_seed(9);
-    let mut reference = Rng::with_seed(9);
-    let got = select(&pool, &LeastLoaded::new(), &mut rng).0;
-    let tied = [1, 3, 4];
-    assert_eq!(got, Some(tied[reference.below(3) as usize]));
-    assert_eq!(rng.state(), reference.state(), "one draw among ties");
+        let loads = [1, 0, 5, 0, 0];
+        let pool = loaded(&loads);
+        let mut rng = Rng::with_seed(seed);
+        let mut reference = Rng::with_seed(seed);
+        let got = select(&pool, &LeastLoaded::new(), &mut rng).0;
+        let tried = reference.below(5);
+        let want = if loads[tried as usize] == 0 {
+            tried
+        } else {
+            [1, 3, 4][reference.below(3) as usize]
+        };
+        assert_eq!(got, Some(want), "seed {seed}");
+        assert_eq!(
+            rng.state(),
+            reference.state(),
+            "seed {seed}: the try, then one draw among ties"
+        );
+    }
 }
 
 #[test]
