@@ -8,6 +8,15 @@
 #   ci/bench-report.sh -- ARGS         pass ARGS to the criterion binaries
 #                                      (e.g. -- --measurement-time 3 for a quieter machine)
 #   WORKERPICK_BENCH_THREADS=1,2,4,8,16 ci/bench-report.sh   more thread counts
+#   WORKERPICK_BENCH_PASSES=3          how many passes of the target benchmarks
+#
+# The benchmarks the DESIGN targets are judged on (ours through the Handle, the
+# floor primitives, the scan alone) run in several passes: the first with the
+# whole suite, the others after the thread and instruction runs, minutes apart.
+# Each pass is a criterion baseline (target/criterion/**/passK); the report
+# judges the targets on the lowest of the passes' medians and lists them all.
+# On this shared machine interference only adds time, and it comes in phases
+# longer than one benchmark, so one pass can land in a slow phase.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +34,9 @@ done
 target=${CARGO_TARGET_DIR:-target}
 out=$target/bench-report
 export WORKERPICK_BENCH_THREADS=${WORKERPICK_BENCH_THREADS:-1,2}
+passes=${WORKERPICK_BENCH_PASSES:-3}
+# Criterion's id filter (a regex) for the target benchmarks.
+target_benches='^(floor/|scan/[0-9]+/least/|(random|round-robin|power-of-two|least-loaded)/[0-9]+/(select|reserve)/workerpick-handle)'
 
 if [ "$render_only" = 0 ]; then
     echo "=== building the benches"
@@ -39,7 +51,8 @@ if [ "$render_only" = 0 ]; then
     done
     {
         echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
-        echo "command=WORKERPICK_BENCH_THREADS=$WORKERPICK_BENCH_THREADS ci/bench-report.sh${crit_args[*]:+ -- ${crit_args[*]}}"
+        echo "command=WORKERPICK_BENCH_THREADS=$WORKERPICK_BENCH_THREADS WORKERPICK_BENCH_PASSES=$passes ci/bench-report.sh${crit_args[*]:+ -- ${crit_args[*]}}"
+        echo "passes=$passes"
         echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
         echo "cores=$(nproc)"
         echo "features=${features:-none of sse4_2/avx2/avx512}"
@@ -51,8 +64,8 @@ if [ "$render_only" = 0 ]; then
     start=$SECONDS
     echo "=== allocations"
     cargo bench --bench allocs
-    echo "=== single thread"
-    cargo bench --bench single -- "${crit_args[@]}"
+    echo "=== single thread (pass 1 of $passes for the target benchmarks)"
+    cargo bench --bench single -- --save-baseline pass1 "${crit_args[@]}"
     echo "=== threads ($WORKERPICK_BENCH_THREADS)"
     cargo bench --bench threads -- "${crit_args[@]}"
     if command -v valgrind >/dev/null; then
@@ -69,6 +82,10 @@ if [ "$render_only" = 0 ]; then
     else
         echo "=== valgrind not found: no instruction counts"
     fi
+    for ((k = 2; k <= passes; k++)); do
+        echo "=== target benchmarks, pass $k of $passes"
+        cargo bench --bench single -- --save-baseline "pass$k" "${crit_args[@]}" "$target_benches"
+    done
     {
         echo "load_after=$(cut -d' ' -f1-3 /proc/loadavg)"
         echo "seconds=$((SECONDS - start))"
