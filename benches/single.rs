@@ -167,6 +167,18 @@ fn floor(c: &mut Criterion<CpuTime>) {
     g.bench_function("arc_swap-load", |b| b.iter(|| **swap.load()));
     let mut rng = Rng::with_seed(1);
     g.bench_function("rng-below", |b| b.iter(|| rng.below(black_box(1000))));
+    // A draw and a read at the drawn place in arrays the size of a 10 000-worker
+    // pool's, both beyond L1: its counters (40 KB of u32) and its keys (160 KB of
+    // 16-byte entries, as `Option<u64>`). What a pick at that size pays per worker
+    // it looks at, however little else it does.
+    let lanes: Vec<AtomicU32> = (0..10_000).map(|_| AtomicU32::new(0)).collect();
+    g.bench_function("rng-below+load-40KB", |b| {
+        b.iter(|| lanes[rng.below(10_000) as usize].load(Ordering::Relaxed))
+    });
+    let keys: Vec<Option<u64>> = (0..10_000).map(Some).collect();
+    g.bench_function("rng-below+load-160KB", |b| {
+        b.iter(|| keys[rng.below(10_000) as usize])
+    });
     let m = std::sync::Mutex::new(0u64);
     g.bench_function("mutex-lock-unlock", |b| {
         b.iter(|| {
