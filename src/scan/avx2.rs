@@ -196,15 +196,48 @@ fn first_lanes(len: usize) -> __m256i {
     unsafe { _mm256_loadu_si256(WINDOW.as_ptr().add(8 - len).cast()) }
 }
 
+/// From this many lanes on, [`min`] prefetches ahead of its loads: 16 KB of
+/// counters, half the L1 data cache of the CPUs this was measured on (beyond it the
+/// pass streams from L2, below it the prefetches would be pure overhead).
+const PREFETCH_LANES: usize = 4096;
+
+/// How far ahead of its loads [`min`] prefetches, in lanes (2 KB).
+const PREFETCH_AHEAD: usize = 512;
+
 /// The smallest effective value (`u32::MAX` for no lanes).
 #[inline]
 #[target_feature(enable = "avx2")]
 fn min<const ALL: bool>(l: &Lanes<ALL>) -> u32 {
+    if l.n >= PREFETCH_LANES {
+        min_pass::<ALL, true>(l)
+    } else {
+        min_pass::<ALL, false>(l)
+    }
+}
+
+/// [`min`], with software prefetches `PREFETCH_AHEAD` lanes ahead if `PREFETCH`.
+/// Measured on a 10 000-lane reserve + release loop (40 KB, beyond L1): 7% faster
+/// than the hardware prefetcher alone, as long as the prefetches stop at the last
+/// lane (prefetching past it, into the unused counters, made it 19% slower).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn min_pass<const ALL: bool, const PREFETCH: bool>(l: &Lanes<ALL>) -> u32 {
     let mut m = [_mm256_set1_epi32(-1); 4];
     let mut i = 0;
     while i + 64 <= l.n {
         // SAFETY: i + 64 <= n.
         let (v, w) = unsafe { (l.get4(i), l.get4(i + 32)) };
+        if PREFETCH {
+            // The 64 lanes (four cache lines) PREFETCH_AHEAD on, or the last 64.
+            // A prefetch accesses nothing: any address is sound.
+            let ahead = (i + PREFETCH_AHEAD).min(l.n - 64);
+            for line in 0..4 {
+                _mm_prefetch::<_MM_HINT_T0>(l.c.wrapping_add(ahead + 16 * line).cast());
+                if !ALL {
+                    _mm_prefetch::<_MM_HINT_T0>(l.e.wrapping_add(ahead + 16 * line).cast());
+                }
+            }
+        }
         for j in 0..4 {
             m[j] = _mm256_min_epu32(m[j], _mm256_min_epu32(v[j], w[j]));
         }
