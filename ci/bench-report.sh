@@ -3,12 +3,12 @@
 # its results (criterion's JSON and the allocation counts): no number in
 # BENCHMARKS.md is typed by hand.
 #
-#   ci/bench-report.sh                 full run (~10 min on 2 busy cores), then the report
+#   ci/bench-report.sh                 full run (~15 min on 2 busy cores), then the report
 #   ci/bench-report.sh --render-only   rebuild BENCHMARKS.md from the last run's results
 #   ci/bench-report.sh -- ARGS         pass ARGS to the criterion binaries
 #                                      (e.g. -- --measurement-time 3 for a quieter machine)
 #   WORKERPICK_BENCH_THREADS=1,2,4,8,16 ci/bench-report.sh   more thread counts
-#   WORKERPICK_BENCH_PASSES=3          how many passes of the target benchmarks
+#   WORKERPICK_BENCH_PASSES=5          how many passes of the target benchmarks
 #
 # The benchmarks the DESIGN targets are judged on (ours through the Handle, the
 # floor primitives, the scan alone) run in several passes: the first with the
@@ -34,7 +34,7 @@ done
 target=${CARGO_TARGET_DIR:-target}
 out=$target/bench-report
 export WORKERPICK_BENCH_THREADS=${WORKERPICK_BENCH_THREADS:-1,2}
-passes=${WORKERPICK_BENCH_PASSES:-3}
+passes=${WORKERPICK_BENCH_PASSES:-5}
 # Criterion's id filter (a regex) for the target benchmarks.
 target_benches='^(floor/|scan/[0-9]+/least/|(random|round-robin|power-of-two|least-loaded)/[0-9]+/(select|reserve)/workerpick-handle)'
 
