@@ -412,7 +412,7 @@ pub fn least(
         return if n == 0 { Least::Empty } else { Least::Saturated };
     }
     let value = |i: usize| counters[i].load(Relaxed) | excluded.map_or(0, |e| e[i]);
-    if let Some(index) = sample::<{ SAMPLES }>(n, value, found.min, &mut draw) {
+    if let Some(index) = sample::<SAMPLES>(n, value, found.min, &mut draw) {
         return Least::Found {
             index,
             min: found.min,
@@ -498,8 +498,9 @@ fn nth_set_bit(mut bits: u32, mut rank: u32) -> usize {
     pos as usize
 }
 
-/// Up to this many lanes every backend answers [`least`] with the scalar
-/// `least_few`, inlined into the caller (no call into a `target_feature` function).
+/// Up to this many lanes every backend answers [`least`] with the scalar `least_few`,
+/// a small function of its own: calling into a vector kernel (its dispatch and its
+/// large frame) costs more than scanning 8 lanes.
 const FEW_LANES: usize = 8;
 
 /// Up to this many lanes [`least`] reads each lane once and makes one random try (its

@@ -142,7 +142,7 @@ pub(super) fn least_small(
 /// [`super::least`] over the effective values `value(0..n)` (`n` at most 32; further
 /// lanes are ignored), read once each: the lanes at the minimum are collected as a bit
 /// set as the scan goes, so after the random try the draw among the ties needs no
-/// second pass. Branch-free but for the loop.
+/// second pass. Branch-free but for the loop and the try.
 #[inline(always)]
 fn least_short(n: usize, value: impl Fn(usize) -> u32, mut draw: impl FnMut(u32) -> u32) -> Least {
     let n = n.min(32);
