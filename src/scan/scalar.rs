@@ -1,7 +1,7 @@
 //! The reference scan: one Relaxed load per lane. The vector backends must return
 //! exactly what these functions return.
 
-use super::{Least, MinTies};
+use super::{FEW_LANES, Least, MinTies, SMALL_LANES};
 use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// Runs `$body` with `$values` an iterator over the effective value of each lane, in
@@ -16,6 +16,29 @@ macro_rules! with_values {
             }
             Some(e) => {
                 let $values = $counters.iter().zip(e).map(|(c, &e)| c.load(Relaxed) | e);
+                $body
+            }
+        }
+    };
+}
+
+/// Runs `$body` with `$n` the number of lanes, at most `$cap` (every counter when
+/// `$excluded` is `None`, else as many lanes as both slices have), and `$value` the
+/// effective value of lane `i < $n`. The slices are cut to `$n` first, so the reads
+/// need no bounds check.
+macro_rules! with_value {
+    ($counters:expr, $excluded:expr, $cap:expr, |$n:ident, $value:ident| $body:expr) => {
+        match $excluded {
+            None => {
+                let c = &$counters[..$counters.len().min($cap)];
+                let $n = c.len();
+                let $value = |i: usize| c[i].load(Relaxed);
+                $body
+            }
+            Some(e) => {
+                let $n = $counters.len().min(e.len()).min($cap);
+                let (c, e) = (&$counters[..$n], &e[..$n]);
+                let $value = |i: usize| c[i].load(Relaxed) | e[i];
                 $body
             }
         }
@@ -60,7 +83,7 @@ pub(super) fn nth_tie(
     })
 }
 
-/// [`super::least`] for at most [`FEW_LANES`](super::FEW_LANES) lanes (any further
+/// [`super::least`] for at most [`FEW_LANES`] lanes (any further
 /// lanes are ignored): each lane read once with a scalar load, the minimum taken as a
 /// tree, then one random try over all the lanes; only if it misses are the lanes at
 /// the minimum collected as a bit set and one of them drawn. On an idle or balanced
@@ -78,26 +101,14 @@ pub(super) fn least_few(
     excluded: Option<&[u32]>,
     draw: impl FnMut(u32) -> u32,
 ) -> Least {
-    const FEW: usize = super::FEW_LANES;
-    match excluded {
-        None => {
-            let c = &counters[..counters.len().min(FEW)];
-            few(c.len(), |i| c[i].load(Relaxed), draw)
-        }
-        Some(e) => {
-            let n = counters.len().min(e.len()).min(FEW);
-            let (c, e) = (&counters[..n], &e[..n]);
-            few(n, |i| c[i].load(Relaxed) | e[i], draw)
-        }
-    }
+    with_value!(counters, excluded, FEW_LANES, |n, value| few(n, value, draw))
 }
 
 /// [`least_few`] over the effective values `value(0..n)`, `n <= FEW_LANES`.
 #[inline(always)]
 fn few(n: usize, value: impl Fn(usize) -> u32, mut draw: impl FnMut(u32) -> u32) -> Least {
-    const FEW: usize = super::FEW_LANES;
     // Lanes past n hold u32::MAX: above any minimum that is found.
-    let v: [u32; FEW] = if n == FEW {
+    let v: [u32; FEW_LANES] = if n == FEW_LANES {
         // A full set, read without a branch per lane.
         core::array::from_fn(&value)
     } else {
@@ -129,14 +140,9 @@ pub(super) fn least_small(
     excluded: Option<&[u32]>,
     draw: impl FnMut(u32) -> u32,
 ) -> Least {
-    match excluded {
-        None => least_short(counters.len(), |i| counters[i].load(Relaxed), draw),
-        Some(e) => least_short(
-            counters.len().min(e.len()),
-            |i| counters[i].load(Relaxed) | e[i],
-            draw,
-        ),
-    }
+    with_value!(counters, excluded, SMALL_LANES, |n, value| least_short(
+        n, value, draw
+    ))
 }
 
 /// [`super::least`] over the effective values `value(0..n)` (`n` at most 32; further
@@ -145,7 +151,7 @@ pub(super) fn least_small(
 /// second pass. Branch-free but for the loop and the try.
 #[inline(always)]
 fn least_short(n: usize, value: impl Fn(usize) -> u32, mut draw: impl FnMut(u32) -> u32) -> Least {
-    let n = n.min(32);
+    let n = n.min(SMALL_LANES);
     let (mut min, mut ties, mut at_min) = (u32::MAX, 0u32, 0u32);
     for i in 0..n {
         let v = value(i);
