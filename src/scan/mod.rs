@@ -397,12 +397,17 @@ pub fn least(
     if n <= FEW_LANES {
         return scalar::least_few(counters, excluded, draw);
     }
+    // The path is decided by the length alone, the same on every backend: one pass and
+    // one try up to SMALL_LANES lanes, else up to SAMPLES tries. Another path would make
+    // other draws than scalar's, and so pick another lane for the same draws.
     let kernel = Kernel::of(backend);
+    let short = n <= SMALL_LANES;
     match (kernel, excluded) {
-        (Kernel::Scalar, _) if n <= SMALL_LANES => return scalar::least_small(counters, excluded, draw),
-        // SAFETY: as in `Kernel::min_ties`.
+        (Kernel::Scalar, _) if short => return scalar::least_small(counters, excluded, draw),
+        // SAFETY: as in `Kernel::min_ties`. The AVX-512 kernel has neither a short path
+        // nor an exclusion-free scan: the AVX2 one serves both.
         #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
-        (Kernel::Avx2, _) | (Kernel::Avx512, None) => {
+        (Kernel::Avx2 | Kernel::Avx512, _) if short || excluded.is_none() || kernel == Kernel::Avx2 => {
             return unsafe { avx2::least(counters, excluded, draw) };
         }
         _ => {}
