@@ -19,7 +19,6 @@ struct MinTies {
 }
 
 #[path = "../../src/scan/avx512.rs"]
-#[allow(dead_code)]
 mod avx512;
 
 /// `op` 0: `min_ties`, returned as `min << 32 | ties`.
