@@ -4,3 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test
 cargo test --all-features --test registry
+# The response-lifetime wrappers and the tower integration (feature-gated; no runtime).
+cargo test --all-features --test hold

@@ -41,6 +41,8 @@ pub mod docs;
 mod eligibility;
 mod error;
 mod handle;
+#[cfg(feature = "futures")]
+mod hold;
 mod mode;
 mod owned;
 mod pick;
@@ -62,6 +64,8 @@ pub use device::{DeviceKind, WorkerInfo};
 pub use eligibility::Eligibility;
 pub use error::Error;
 pub use handle::Handle;
+#[cfg(feature = "futures")]
+pub use hold::{ReservedFuture, ReservedStream};
 pub use mode::Mode;
 pub use owned::{OwnedHandle, OwnedReservation};
 pub use pool::{Pool, PoolStats};
