@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 cargo test
 cargo test --all-features --test registry
 # The response-lifetime wrappers and the tower integration (feature-gated; no runtime).
-cargo test --all-features --test hold
+cargo test --all-features --test hold --test route

@@ -95,7 +95,7 @@ pub mod design {}
 ///   the pool as an `Arc<Pool<W>>` and pick through an
 ///   [`OwnedHandle`](crate::OwnedHandle); each owned reservation then pays one
 ///   uncontended reference-count increment and decrement on its handle's
-///   anchor (see [`design`](self::design), *Owned forms*).
+///   anchor (see [`design`], *Owned forms*).
 /// - Least-loaded with concurrent releases may be one release stale; without
 ///   releases it is exact. Its tie-break is uniform over the lanes as they
 ///   were read; lanes that move during a scan shift the odds slightly (a pick

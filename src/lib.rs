@@ -54,6 +54,8 @@ mod rng;
 pub mod scan;
 mod selector;
 mod selectors;
+#[cfg(feature = "tower")]
+pub mod service;
 mod slots;
 mod snapshot;
 mod sync;
