@@ -1,0 +1,151 @@
+//! The proxy's front end: accepts HTTP/1 connections on 127.0.0.1 and hands
+//! each request to a routing service; routing errors become clear 502/503
+//! responses, never a hung request.
+
+use crate::route::RouteService;
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
+use std::cell::RefCell;
+use std::convert::Infallible;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tower::ServiceExt;
+use workerpick::service::BoxError;
+
+/// The body of every proxy response.
+pub type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
+
+/// A running proxy.
+pub struct Proxy {
+    addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Proxy {
+    /// Serves `route` on an ephemeral port of 127.0.0.1.
+    pub async fn start<R: RouteService>(route: R) -> io::Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let (stop, stopped) = watch::channel(false);
+        let server = tokio::spawn(serve(listener, route, stopped));
+        Ok(Self { addr, stop, server })
+    }
+
+    /// Its address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting and closes every open connection (which drops their
+    /// in-flight requests, and with them their reservations).
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = self.server.await;
+    }
+}
+
+async fn serve<R: RouteService>(listener: TcpListener, route: R, mut stopped: watch::Receiver<bool>) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = stopped.changed() => break,
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let _ = stream.set_nodelay(true);
+                // One routing service per connection: for workerpick's
+                // `Route`, a clone is a handle of its own on the pool.
+                let service = PerConnection(RefCell::new(route.clone()));
+                connections.spawn(http1::Builder::new().serve_connection(TokioIo::new(stream), service));
+            }
+        }
+        while connections.try_join_next().is_some() {}
+    }
+    connections.shutdown().await;
+}
+
+/// Adapts a `tower` service (`&mut self`, `poll_ready`) to hyper's (`&self`).
+///
+/// hyper calls a connection's service from that connection's task, one call
+/// at a time, and the borrow ends before `call` returns, so the `RefCell` is
+/// never contended.
+struct PerConnection<R>(RefCell<R>);
+
+type ResponseFuture = Pin<Box<dyn Future<Output = Result<Response<ProxyBody>, Infallible>> + Send>>;
+
+impl<R: RouteService> hyper::service::Service<Request<Incoming>> for PerConnection<R> {
+    type Response = Response<ProxyBody>;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn call(&self, req: Request<Incoming>) -> ResponseFuture {
+        let mut route = self.0.borrow_mut();
+        let ready = route.poll_ready(&mut Context::from_waker(Waker::noop()));
+        let response = match ready {
+            // workerpick's `Route` is always ready: route on this
+            // connection's handle.
+            Poll::Ready(Ok(())) => route.call(req),
+            // A `Buffer` that is full: wait for capacity on a clone.
+            Poll::Pending => {
+                let route = route.clone();
+                return Box::pin(async move { Ok(respond(route.oneshot(req).await)) });
+            }
+            Poll::Ready(Err(e)) => return Box::pin(std::future::ready(Ok(error_response(e)))),
+        };
+        Box::pin(async move { Ok(respond(response.await)) })
+    }
+}
+
+fn respond<B>(routed: Result<Response<B>, BoxError>) -> Response<ProxyBody>
+where
+    B: http_body::Body<Data = Bytes, Error: Into<BoxError>> + Send + 'static,
+{
+    match routed {
+        Ok(response) => response.map(|body| body.map_err(Into::into).boxed_unsync()),
+        Err(e) => error_response(e),
+    }
+}
+
+/// 503 when no upstream could be picked (an empty pool, a worker removed
+/// under the request), 502 when the chosen upstream failed (refused the
+/// connection, broke the response).
+pub fn error_response(e: BoxError) -> Response<ProxyBody> {
+    let (status, what) = match e.downcast_ref::<workerpick::Error>() {
+        Some(pick) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("no upstream available: {pick}\n"),
+        ),
+        None => (
+            StatusCode::BAD_GATEWAY,
+            format!("upstream failed: {}\n", chain(&*e)),
+        ),
+    };
+    let body = Full::new(Bytes::from(what))
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    response
+}
+
+/// An error with its sources, one line.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
