@@ -3,75 +3,30 @@
 //! responses, never a hung request.
 
 use crate::route::RouteService;
+use crate::server::Server;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper_util::rt::TokioIo;
 use std::cell::RefCell;
 use std::convert::Infallible;
 use std::io;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
-use tokio::net::TcpListener;
-use tokio::sync::watch;
-use tokio::task::JoinSet;
 use tower::ServiceExt;
 use workerpick::service::BoxError;
 
 /// The body of every proxy response.
 pub type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
 
-/// A running proxy.
-pub struct Proxy {
-    addr: SocketAddr,
-    stop: watch::Sender<bool>,
-    server: tokio::task::JoinHandle<()>,
-}
-
-impl Proxy {
-    /// Serves `route` on an ephemeral port of 127.0.0.1.
-    pub async fn start<R: RouteService>(route: R) -> io::Result<Self> {
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
-        let addr = listener.local_addr()?;
-        let (stop, stopped) = watch::channel(false);
-        let server = tokio::spawn(serve(listener, route, stopped));
-        Ok(Self { addr, stop, server })
-    }
-
-    /// Its address.
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
-    }
-
-    /// Stops accepting and closes every open connection (which drops their
-    /// in-flight requests, and with them their reservations).
-    pub async fn stop(self) {
-        let _ = self.stop.send(true);
-        let _ = self.server.await;
-    }
-}
-
-async fn serve<R: RouteService>(listener: TcpListener, route: R, mut stopped: watch::Receiver<bool>) {
-    let mut connections = JoinSet::new();
-    loop {
-        tokio::select! {
-            _ = stopped.changed() => break,
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let _ = stream.set_nodelay(true);
-                // One routing service per connection: for workerpick's
-                // `Route`, a clone is a handle of its own on the pool.
-                let service = PerConnection(RefCell::new(route.clone()));
-                connections.spawn(http1::Builder::new().serve_connection(TokioIo::new(stream), service));
-            }
-        }
-        while connections.try_join_next().is_some() {}
-    }
-    connections.shutdown().await;
+/// Serves `route` on an ephemeral port of 127.0.0.1; stop it with
+/// [`Server::stop`], which closes every connection and so drops the requests
+/// in flight (and with them their reservations).
+pub async fn start<R: RouteService>(route: R) -> io::Result<Server> {
+    // One routing service per connection: for workerpick's `Route`, a clone
+    // is a handle of its own on the pool.
+    Server::start(move || PerConnection(RefCell::new(route.clone()))).await
 }
 
 /// Adapts a `tower` service (`&mut self`, `poll_ready`) to hyper's (`&self`).

@@ -9,6 +9,7 @@
 pub mod front;
 pub mod load;
 pub mod route;
+pub mod server;
 pub mod upstream;
 
 use std::net::SocketAddr;
@@ -103,7 +104,7 @@ pub async fn measure(fleet: &Fleet, router: Router, plan: load::Plan) -> std::io
         Router::Workerpick(mode) => {
             let pool = Arc::new(Pool::from_workers(addrs).map_err(std::io::Error::other)?);
             let route = route::workerpick(&pool, mode, route::client()).map_err(std::io::Error::other)?;
-            let proxy = front::Proxy::start(route).await?;
+            let proxy = front::start(route).await?;
             let outcome = load::run(proxy.addr(), plan).await;
             // Mid-stream disconnects reach the proxy a moment after the client
             // moves on; give them that moment, bounded.
@@ -112,7 +113,7 @@ pub async fn measure(fleet: &Fleet, router: Router, plan: load::Plan) -> std::io
             (outcome, Some(left))
         }
         Router::TowerP2c => {
-            let proxy = front::Proxy::start(route::tower_p2c(&addrs, route::client())).await?;
+            let proxy = front::start(route::tower_p2c(&addrs, route::client())).await?;
             let outcome = load::run(proxy.addr(), plan).await;
             proxy.stop().await;
             (outcome, None)

@@ -1,13 +1,12 @@
 //! Stand-in upstream servers: each answers `GET /stream?tokens=N` with `N`
 //! chunks, at its own speed, and counts the requests it received.
 
+use crate::server::Server;
 use bytes::Bytes;
 use http::{Request, Response};
 use http_body::{Body, Frame};
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
@@ -16,9 +15,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::net::TcpListener;
-use tokio::sync::watch;
-use tokio::task::JoinSet;
 use tokio::time::Sleep;
 
 /// How fast an upstream answers: a wait before the response head (time to
@@ -46,33 +42,31 @@ impl Speed {
 
 /// A running upstream server on 127.0.0.1.
 pub struct Upstream {
-    addr: SocketAddr,
+    server: Server,
     speed: Speed,
     served: Arc<AtomicU64>,
-    stop: watch::Sender<bool>,
-    server: tokio::task::JoinHandle<()>,
 }
 
 impl Upstream {
     /// Starts one on an ephemeral port.
     pub async fn start(speed: Speed) -> io::Result<Self> {
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
-        let addr = listener.local_addr()?;
         let served = Arc::new(AtomicU64::new(0));
-        let (stop, stopped) = watch::channel(false);
-        let server = tokio::spawn(serve(listener, speed, served.clone(), stopped));
+        let counter = served.clone();
+        let server = Server::start(move || {
+            let served = counter.clone();
+            service_fn(move |req| answer(req, speed, served.clone()))
+        })
+        .await?;
         Ok(Self {
-            addr,
+            server,
             speed,
             served,
-            stop,
-            server,
         })
     }
 
     /// Its address.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.server.addr()
     }
 
     /// Its speed.
@@ -87,40 +81,14 @@ impl Upstream {
 
     /// Stops accepting and closes every open connection.
     pub async fn stop(self) {
-        let _ = self.stop.send(true);
-        let _ = self.server.await;
+        self.server.stop().await;
     }
 }
 
 /// An address on 127.0.0.1 that refuses connections (bound, then closed).
 pub async fn refusing_addr() -> io::Result<SocketAddr> {
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     listener.local_addr()
-}
-
-async fn serve(
-    listener: TcpListener,
-    speed: Speed,
-    served: Arc<AtomicU64>,
-    mut stopped: watch::Receiver<bool>,
-) {
-    let mut connections = JoinSet::new();
-    loop {
-        tokio::select! {
-            _ = stopped.changed() => break,
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                // Chunks are small writes: without this, Nagle's algorithm
-                // and delayed ACKs add ~40 ms to a streamed answer.
-                let _ = stream.set_nodelay(true);
-                let served = served.clone();
-                let service = service_fn(move |req| answer(req, speed, served.clone()));
-                connections.spawn(http1::Builder::new().serve_connection(TokioIo::new(stream), service));
-            }
-        }
-        while connections.try_join_next().is_some() {}
-    }
-    connections.shutdown().await;
 }
 
 async fn answer(

@@ -13,7 +13,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use workerpick::Pool;
-use workerpick_proxy::front::Proxy;
 use workerpick_proxy::load::Plan;
 use workerpick_proxy::upstream::{Speed, refusing_addr};
 use workerpick_proxy::{Fleet, MODES, Router, drain, measure, route};
@@ -100,9 +99,11 @@ async fn an_empty_pool_a_removed_worker_and_a_refusing_upstream_get_clear_errors
         let [fast, slow] = fleet.addrs().try_into().unwrap();
         let refusing = refusing_addr().await.unwrap();
         let pool = Arc::new(Pool::<SocketAddr>::new());
-        let proxy = Proxy::start(route::workerpick(&pool, "least-loaded", route::client()).unwrap())
-            .await
-            .unwrap();
+        let proxy = workerpick_proxy::front::start(
+            route::workerpick(&pool, "least-loaded", route::client()).unwrap(),
+        )
+        .await
+        .unwrap();
         let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
 
         // Empty pool: 503, at once.
@@ -164,9 +165,11 @@ async fn load_booked_during_a_stream_is_released_when_the_client_goes_away() {
         };
         let fleet = Fleet::start(&[slow]).await.unwrap();
         let pool = Arc::new(Pool::from_workers(fleet.addrs()).unwrap());
-        let proxy = Proxy::start(route::workerpick(&pool, "power-of-two", route::client()).unwrap())
-            .await
-            .unwrap();
+        let proxy = workerpick_proxy::front::start(
+            route::workerpick(&pool, "power-of-two", route::client()).unwrap(),
+        )
+        .await
+        .unwrap();
         let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
         let uri = format!("http://{}/stream?tokens=200", proxy.addr())
             .parse::<http::Uri>()
