@@ -30,6 +30,12 @@
 //! assert!(pool.loads().iter().all(|&(_, load)| load == 0));
 //! ```
 //!
+//! In async routers, share the pool as an `Arc<Pool<W>>` and pick through an
+//! [`OwnedHandle`]: its [`OwnedReservation`]s are `'static + Send + Sync` and
+//! move into spawned tasks. The `futures` feature adds `ReservedFuture` and
+//! `ReservedStream` (load held for a response's lifetime); the `tower` feature
+//! adds `service::Route`, a `tower` `Service` that routes each request.
+//!
 //! See [`docs`] for the design, its invariants and their proofs.
 
 #![warn(missing_docs)]
