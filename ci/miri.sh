@@ -7,7 +7,7 @@
 # Exits 0 with a plain SKIPPED line when the nightly Miri component cannot be
 # installed (offline machine, no nightly); non-zero when Miri finds UB.
 #
-#   MIRI_TESTS  integration tests to run besides --lib (default: "stress")
+#   MIRI_TESTS  integration tests to run besides --lib (default: "stress owned")
 #   MIRI_SKIP   test names to skip: statistical tests that loop thousands of
 #               times over code the other tests already cover (default below)
 #   MIRIFLAGS   passed through (default: none; e.g. -Zmiri-many-seeds=0..8)
@@ -24,7 +24,7 @@ start=$SECONDS
 cargo +nightly miri setup >/dev/null 2>&1 || cargo +nightly miri setup
 
 tests=()
-for t in ${MIRI_TESTS-stress}; do
+for t in ${MIRI_TESTS-stress owned}; do
     tests+=(--test "$t")
 done
 skip=()

@@ -67,6 +67,18 @@
 /// a built-in called directly is monomorphised and a `&dyn Selector` costs one
 /// indirect call. A [`Slot`](crate::Slot) carries the lifetime of its pick, so
 /// a selector can only answer with a candidate of the pick at hand.
+///
+/// # Owned forms
+/// An [`OwnedReservation`](crate::OwnedReservation) must keep the counter
+/// storage alive by itself, so it holds a reference count. Rather than the
+/// pool's own `Arc` (one cache line that every pick on every thread would
+/// write), each [`OwnedHandle`](crate::OwnedHandle) clones the pool's `Arc`
+/// once into an *anchor* of its own, and its reservations count on that
+/// anchor. The count is written per reservation but is not shared between
+/// handles: a router keeps a handle per thread or per service clone, and the
+/// line moves only when a reservation is released on another thread. The
+/// booking and the release are the borrowed path's code: an owned reservation
+/// takes over a borrowed one's booking and rebuilds it to release.
 pub mod design {}
 
 /// What this crate does not do, and the edges of what it does.
@@ -79,8 +91,11 @@ pub mod design {}
 /// - A `Handle` that is never used again keeps its cached snapshot alive; the
 ///   slots of workers removed since then are not reused until it is dropped or
 ///   picks again (the pool takes fresh slots meanwhile).
-/// - Reservations borrow the pool. To move them into `'static` tasks, keep the
-///   pool in a `static` (`OnceLock`) or leak it once at start-up.
+/// - Reservations borrow the pool. To move them into `'static` tasks, share
+///   the pool as an `Arc<Pool<W>>` and pick through an
+///   [`OwnedHandle`](crate::OwnedHandle); each owned reservation then pays one
+///   uncontended reference-count increment and decrement on its handle's
+///   anchor (see [`design`], *Owned forms*).
 /// - Least-loaded with concurrent releases may be one release stale; without
 ///   releases it is exact. Its tie-break is uniform over the lanes as they
 ///   were read; lanes that move during a scan shift the odds slightly (a pick

@@ -30,6 +30,12 @@
 //! assert!(pool.loads().iter().all(|&(_, load)| load == 0));
 //! ```
 //!
+//! In async routers, share the pool as an `Arc<Pool<W>>` and pick through an
+//! [`OwnedHandle`]: its [`OwnedReservation`]s are `'static + Send + Sync` and
+//! move into spawned tasks. The `futures` feature adds `ReservedFuture` and
+//! `ReservedStream` (load held for a response's lifetime); the `tower` feature
+//! adds `service::Route`, a `tower` `Service` that routes each request.
+//!
 //! See [`docs`] for the design, its invariants and their proofs.
 
 #![warn(missing_docs)]
@@ -41,7 +47,10 @@ pub mod docs;
 mod eligibility;
 mod error;
 mod handle;
+#[cfg(feature = "futures")]
+mod hold;
 mod mode;
+mod owned;
 mod pick;
 mod pool;
 mod registry;
@@ -51,6 +60,8 @@ mod rng;
 pub mod scan;
 mod selector;
 mod selectors;
+#[cfg(feature = "tower")]
+pub mod service;
 mod slots;
 mod snapshot;
 mod sync;
@@ -61,7 +72,10 @@ pub use device::{DeviceKind, WorkerInfo};
 pub use eligibility::Eligibility;
 pub use error::Error;
 pub use handle::Handle;
+#[cfg(feature = "futures")]
+pub use hold::{ReservedFuture, ReservedStream};
 pub use mode::Mode;
+pub use owned::{OwnedHandle, OwnedReservation};
 pub use pool::{Pool, PoolStats};
 pub use registry::{Params, Registry};
 pub use request::Request;

@@ -54,6 +54,36 @@ impl<'p, W> Reservation<'p, W> {
         Ok(Self::charged(pool, slot, weight))
     }
 
+    /// A reservation rebuilt from [`into_parts`](Self::into_parts): books
+    /// nothing, and releases the booking when dropped.
+    ///
+    /// # Safety
+    /// `(slot, weight)` must be a booking on `pool` that `into_parts` handed
+    /// over and that the caller still holds. Dropping the result gives it
+    /// back, so the caller may let it drop at most once per booking; it may
+    /// keep the booking instead by consuming the result with `into_parts` or
+    /// `into_worker`.
+    pub(crate) unsafe fn from_parts(pool: &'p Pool<W>, slot: u32, weight: u32) -> Self {
+        Self { pool, slot, weight }
+    }
+
+    /// Hands this booking over without releasing it (to an owned reservation,
+    /// which releases it through [`from_parts`](Self::from_parts)).
+    pub(crate) fn into_parts(self) -> (u32, u32) {
+        let this = core::mem::ManuallyDrop::new(self);
+        (this.slot, this.weight)
+    }
+
+    /// The worker, for as long as the pool is borrowed. Consumes `self`
+    /// without releasing: the caller must hold the booking by other means.
+    pub(crate) fn into_worker(self) -> &'p W {
+        let this = core::mem::ManuallyDrop::new(self);
+        // SAFETY: `self` was built by a booking or by `from_parts`, whose
+        // caller holds the booking for as long as it lends the pool; it is not
+        // released here, so the slot cannot be reassigned meanwhile.
+        unsafe { this.pool.slots.keys.get(this.slot) }
+    }
+
     /// The worker this reservation is booked on.
     pub fn worker(&self) -> &W {
         // SAFETY: this reservation keeps the slot's counter (or pin) above zero,

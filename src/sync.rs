@@ -102,6 +102,37 @@ mod published {
             self.0.load()
         }
     }
+
+    /// Lets [`OwnedCached`] keep its source alive (an `Arc` of the pool).
+    pub(crate) struct Via<P>(P);
+
+    impl<P: super::Source> core::ops::Deref for Via<P> {
+        type Target = ArcSwap<P::Value>;
+        #[inline(always)]
+        fn deref(&self) -> &ArcSwap<P::Value> {
+            &self.0.published().0
+        }
+    }
+
+    /// [`Cached`] that owns its source, so it can be `'static`.
+    pub(crate) struct OwnedCached<P: super::Source>(arc_swap::Cache<Via<P>, Arc<P::Value>>);
+
+    impl<P: super::Source> OwnedCached<P> {
+        pub(crate) fn new(src: P) -> Self {
+            Self(arc_swap::Cache::new(Via(src)))
+        }
+
+        #[inline(always)]
+        pub(crate) fn load(&mut self) -> &Arc<P::Value> {
+            self.0.load()
+        }
+    }
+}
+
+/// Something that keeps a [`Published`] value reachable (see [`OwnedCached`]).
+pub(crate) trait Source {
+    type Value;
+    fn published(&self) -> &Published<Self::Value>;
 }
 
 #[cfg(loom)]
@@ -157,6 +188,28 @@ mod published {
             &self.cur
         }
     }
+
+    /// Loom model of the owning `arc_swap::Cache`.
+    pub(crate) struct OwnedCached<P: super::Source> {
+        src: P,
+        cur: Arc<P::Value>,
+    }
+
+    impl<P: super::Source> OwnedCached<P> {
+        pub(crate) fn new(src: P) -> Self {
+            let cur = src.published().load().0;
+            Self { src, cur }
+        }
+
+        pub(crate) fn load(&mut self) -> &Arc<P::Value> {
+            let now = self.src.published().0.lock().unwrap();
+            if !Arc::ptr_eq(&now, &self.cur) {
+                self.cur = now.clone();
+            }
+            drop(now);
+            &self.cur
+        }
+    }
 }
 
-pub(crate) use published::{Cached, Guard, Published};
+pub(crate) use published::{Cached, Guard, OwnedCached, Published};

@@ -82,3 +82,27 @@ fn the_hot_path_allocates_nothing() {
         assert_eq!(n, 0, "{workers} workers: {n} allocations");
     }
 }
+
+#[test]
+fn the_owned_path_allocates_nothing() {
+    let pool = std::sync::Arc::new(Pool::from_workers(0u64..64).unwrap());
+    let rr = RoundRobin::new();
+    let modes: [&dyn Selector; 4] = [&Random, &rr, &PowerOfTwo, &LeastLoaded];
+    let mut h = pool.owned_handle();
+    let mut run = || {
+        for mode in modes {
+            let _ = h.select(mode).unwrap();
+            let r = h.reserve(mode).unwrap();
+            let mut pinned = h.reserve_worker(&0, 1).unwrap();
+            pinned.retarget(r.worker()).unwrap();
+            drop((r, pinned));
+        }
+    };
+    run();
+    let n = allocations(|| {
+        for _ in 0..100 {
+            run();
+        }
+    });
+    assert_eq!(n, 0, "{n} allocations");
+}

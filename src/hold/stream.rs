@@ -1,0 +1,78 @@
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use futures_core::Stream;
+
+pin_project_lite::pin_project! {
+    /// A stream that holds `guard` until it ends: for a response streamed
+    /// token by token, the worker's load stays booked until the last item.
+    ///
+    /// The guard is dropped when the inner stream yields `None`, or with the
+    /// wrapper if that comes first (the client went away): exactly once.
+    ///
+    /// ```
+    /// use std::pin::Pin;
+    /// use std::task::{Context, Poll, Waker};
+    /// use futures_core::Stream;
+    /// use workerpick::{Pool, ReservedStream, RoundRobin};
+    ///
+    /// /// Yields 3, 2, 1.
+    /// struct Countdown(u32);
+    /// impl Stream for Countdown {
+    ///     type Item = u32;
+    ///     fn poll_next(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<u32>> {
+    ///         let n = self.0;
+    ///         self.0 = n.saturating_sub(1);
+    ///         Poll::Ready((n > 0).then_some(n))
+    ///     }
+    /// }
+    ///
+    /// let pool = Pool::from_workers([1]).unwrap();
+    /// let r = pool.reserve(&RoundRobin::new()).unwrap();
+    /// let mut tokens = ReservedStream::new(Countdown(3), r);
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// let mut next = || Pin::new(&mut tokens).poll_next(&mut cx);
+    /// assert_eq!(next(), Poll::Ready(Some(3)));
+    /// assert_eq!(pool.in_flight(&1), Some(1)); // still streaming
+    /// assert_eq!((next(), next(), next()), (Poll::Ready(Some(2)), Poll::Ready(Some(1)), Poll::Ready(None)));
+    /// assert_eq!(pool.in_flight(&1), Some(0));
+    /// ```
+    #[must_use = "streams do nothing unless polled; dropping this releases its reservation"]
+    #[derive(Debug)]
+    pub struct ReservedStream<S, G> {
+        #[pin]
+        inner: S,
+        guard: Option<G>,
+    }
+}
+
+impl<S, G> ReservedStream<S, G> {
+    /// Holds `guard` until `inner` ends.
+    pub fn new(inner: S, guard: G) -> Self {
+        Self {
+            inner,
+            guard: Some(guard),
+        }
+    }
+
+    /// The guard, until the inner stream has ended.
+    pub fn guard(&self) -> Option<&G> {
+        self.guard.as_ref()
+    }
+}
+
+impl<S: Stream, G> Stream for ReservedStream<S, G> {
+    type Item = S::Item;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+        let this = self.project();
+        let item = core::task::ready!(this.inner.poll_next(cx));
+        if item.is_none() {
+            drop(this.guard.take());
+        }
+        Poll::Ready(item)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
+}

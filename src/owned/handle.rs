@@ -1,0 +1,140 @@
+use super::{Anchor, OwnedReservation};
+use crate::pick;
+use crate::selector::Intent;
+use crate::snapshot::Snapshot;
+use crate::sync::OwnedCached;
+use crate::{Error, Pool, Request, Rng, Selector};
+use core::hash::Hash;
+use std::sync::Arc;
+
+/// A [`Handle`](crate::Handle) that owns its share of an `Arc<Pool<W>>`:
+/// `'static + Send`, so a task or a service can keep it, and its picks return
+/// [`OwnedReservation`]s that move into spawned tasks.
+///
+/// Picks cost what a `Handle`'s cost, plus one uncontended reference-count
+/// increment per reservation (its release pays the decrement); the count is
+/// this handle's own, never the pool's.
+///
+/// ```
+/// use std::sync::Arc;
+/// use workerpick::{LeastLoaded, Pool};
+///
+/// let pool = Arc::new(Pool::from_workers(["a", "b"]).unwrap());
+/// let mut handle = pool.owned_handle();
+/// let r = handle.reserve(&LeastLoaded::new()).unwrap();
+/// let worker = std::thread::spawn(move || {
+///     let w = *r.worker();
+///     drop(r); // released on another thread
+///     w
+/// })
+/// .join()
+/// .unwrap();
+/// assert_eq!(pool.in_flight(&worker), Some(0));
+/// ```
+pub struct OwnedHandle<W> {
+    anchor: Arc<Anchor<W>>,
+    cache: OwnedCached<Arc<Anchor<W>>>,
+    rng: Rng,
+}
+
+impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
+    /// An [`OwnedHandle`] on this shared pool, with its own random source.
+    pub fn owned_handle(self: &Arc<Self>) -> OwnedHandle<W> {
+        self.owned_handle_with_rng(Rng::new())
+    }
+
+    /// An [`OwnedHandle`] drawing from `rng`.
+    pub fn owned_handle_with_rng(self: &Arc<Self>, rng: Rng) -> OwnedHandle<W> {
+        let anchor = Arc::new(Anchor { pool: self.clone() });
+        OwnedHandle {
+            cache: OwnedCached::new(anchor.clone()),
+            anchor,
+            rng,
+        }
+    }
+}
+
+impl<W: Clone + Eq + Hash + Send + Sync> OwnedHandle<W> {
+    /// The pool this handle picks from.
+    pub fn pool(&self) -> &Arc<Pool<W>> {
+        &self.anchor.pool
+    }
+
+    /// This handle's random source.
+    pub fn rng(&mut self) -> &mut Rng {
+        &mut self.rng
+    }
+
+    /// Picks a worker without booking load.
+    #[inline]
+    pub fn select<S: Selector + ?Sized>(&mut self, selector: &S) -> Result<&W, Error> {
+        self.pick(selector, &crate::request::DEFAULT_REQUEST, Intent::Select)
+    }
+
+    /// Picks a worker for `request` without booking load.
+    #[inline]
+    pub fn select_with<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<&W, Error> {
+        self.pick(selector, request, Intent::Select)
+    }
+
+    /// Says which worker a pick would choose now, changing nothing.
+    #[inline]
+    pub fn preview<S: Selector + ?Sized>(&mut self, selector: &S) -> Result<&W, Error> {
+        self.pick(selector, &crate::request::DEFAULT_REQUEST, Intent::Preview)
+    }
+
+    /// Picks a worker and books one unit of load on it.
+    #[inline]
+    pub fn reserve<S: Selector + ?Sized>(&mut self, selector: &S) -> Result<OwnedReservation<W>, Error> {
+        self.reserve_with(selector, &crate::request::DEFAULT_REQUEST)
+    }
+
+    /// Picks a worker for `request` and books `request`'s weight on it.
+    #[inline]
+    pub fn reserve_with<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<OwnedReservation<W>, Error> {
+        let snap: &Snapshot<W> = self.cache.load();
+        let booked = pick::reserve(&self.anchor.pool, snap, &mut self.rng, request, selector)?;
+        Ok(OwnedReservation::adopt(&self.anchor, booked))
+    }
+
+    /// Books `weight` on `worker` itself (a pinned target).
+    pub fn reserve_worker(&mut self, worker: &W, weight: u32) -> Result<OwnedReservation<W>, Error> {
+        let snap: &Snapshot<W> = self.cache.load();
+        let booked = pick::reserve_worker(&self.anchor.pool, snap, worker, weight)?;
+        Ok(OwnedReservation::adopt(&self.anchor, booked))
+    }
+
+    #[inline(always)]
+    fn pick<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+        intent: Intent,
+    ) -> Result<&W, Error> {
+        let snap = self.cache.load();
+        let slot = pick::choose(&self.anchor.pool, snap, &mut self.rng, request, selector, intent)?;
+        Ok(snap.key(slot))
+    }
+}
+
+impl<W: Clone + Eq + Hash + Send + Sync> Clone for OwnedHandle<W> {
+    /// Another handle on the same pool, with its own anchor (one allocation)
+    /// and a fresh random source.
+    fn clone(&self) -> Self {
+        self.anchor.pool.owned_handle()
+    }
+}
+
+impl<W> core::fmt::Debug for OwnedHandle<W> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("OwnedHandle").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,103 @@
+use super::Anchor;
+use crate::{Error, Pool, Reservation};
+use core::fmt;
+use core::hash::Hash;
+use std::sync::Arc;
+
+/// A [`Reservation`] that owns its share of the pool: `'static + Send + Sync`,
+/// so it can move into a spawned task and be released there, exactly once,
+/// when it drops (normally, by unwinding, or by [`release`](Self::release)).
+///
+/// It keeps the pool alive through its handle's anchor, so dropping every
+/// `Arc<Pool<W>>` while reservations live frees nothing they need.
+///
+/// ```
+/// use std::sync::Arc;
+/// use workerpick::{Pool, RoundRobin};
+/// let pool = Arc::new(Pool::from_workers([1, 2]).unwrap());
+/// let mut r = pool.owned_handle().reserve(&RoundRobin::new()).unwrap();
+/// r.retarget(&2).unwrap();
+/// assert_eq!((pool.in_flight(&1), pool.in_flight(&2)), (Some(0), Some(1)));
+/// drop(pool); // the reservation still holds the pool
+/// assert_eq!(r.pool().in_flight(&2), Some(1));
+/// ```
+///
+/// A borrowed [`Reservation`] cannot be sent where `'static` is needed:
+///
+/// ```compile_fail
+/// use workerpick::{Pool, Random};
+/// let pool = Pool::from_workers([1, 2]).unwrap();
+/// let r = pool.reserve(&Random::new()).unwrap();
+/// std::thread::spawn(move || drop(r)); // error: `pool` does not live long enough
+/// ```
+#[must_use = "dropping an OwnedReservation releases its load at once; hold it while the request is in flight"]
+pub struct OwnedReservation<W> {
+    anchor: Arc<Anchor<W>>,
+    slot: u32,
+    weight: u32,
+}
+
+impl<W> OwnedReservation<W> {
+    /// Takes over `booked`, made on `anchor`'s pool.
+    #[inline(always)]
+    pub(crate) fn adopt(anchor: &Arc<Anchor<W>>, booked: Reservation<'_, W>) -> Self {
+        let (slot, weight) = booked.into_parts();
+        Self {
+            anchor: anchor.clone(),
+            slot,
+            weight,
+        }
+    }
+
+    /// The pool this reservation is booked on.
+    pub fn pool(&self) -> &Arc<Pool<W>> {
+        &self.anchor.pool
+    }
+
+    /// The worker this reservation is booked on.
+    pub fn worker(&self) -> &W {
+        // SAFETY: `self` holds the booking `(slot, weight)` on this pool until
+        // it drops, which the returned borrow of `self` outlasts; `into_worker`
+        // keeps it.
+        unsafe { Reservation::from_parts(&self.anchor.pool, self.slot, self.weight) }.into_worker()
+    }
+
+    /// The load this reservation booked and will give back.
+    pub fn weight(&self) -> u32 {
+        self.weight
+    }
+
+    /// Releases now (the same as dropping it).
+    pub fn release(self) {
+        drop(self);
+    }
+}
+
+impl<W: Clone + Eq + Hash + Send + Sync> OwnedReservation<W> {
+    /// Moves this booking to `worker`: one booking there, one fewer here (see
+    /// [`Reservation::retarget`]).
+    pub fn retarget(&mut self, worker: &W) -> Result<(), Error> {
+        // SAFETY: `self` holds the booking; `into_parts` takes it back below,
+        // whether or not it moved, and `retarget` does not panic.
+        let mut booked = unsafe { Reservation::from_parts(&self.anchor.pool, self.slot, self.weight) };
+        let moved = booked.retarget(worker);
+        (self.slot, self.weight) = booked.into_parts();
+        moved
+    }
+}
+
+impl<W> Drop for OwnedReservation<W> {
+    fn drop(&mut self) {
+        // SAFETY: `self` holds the booking and gives it back here, once.
+        drop(unsafe { Reservation::from_parts(&self.anchor.pool, self.slot, self.weight) });
+    }
+}
+
+impl<W: fmt::Debug> fmt::Debug for OwnedReservation<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedReservation")
+            .field("worker", self.worker())
+            .field("weight", &self.weight)
+            .finish()
+    }
+}

@@ -1,0 +1,91 @@
+//! A [`tower`](https://docs.rs/tower) integration: [`Route`] is a cloneable
+//! `Service` that picks a worker for each request with any [`Selector`](crate::Selector),
+//! forwards the request to that worker's inner service, and keeps the
+//! reservation until the response is done — for `http` responses, with
+//! [`OnBodyEnd`], until the body's last frame.
+//!
+//! # How it differs from `tower::balance`
+//! `tower::balance::p2c::Balance` owns its services and needs `&mut self` to
+//! choose, so many tasks share it through a `Buffer` (a channel and a worker
+//! task). A `Route` keeps no per-request state of its own: each clone carries
+//! an [`OwnedHandle`](crate::OwnedHandle) on the shared pool, picks lock-free in
+//! `call`, and calls a clone of the chosen worker's service. Clone it into as
+//! many tasks as you like; no `Buffer`, no background task.
+//!
+//! # `poll_ready`
+//! `Route::poll_ready` is always ready: which worker serves a request is
+//! decided in `call`, from the load at that moment, so readiness cannot be
+//! promised earlier.
+//! - An empty pool (or a mask that excludes everyone) is not a readiness
+//!   problem: `call` returns a future that fails at its first poll with
+//!   [`Error::NoWorkers`](crate::Error::NoWorkers) (or `NoEligibleWorker`),
+//!   boxed. It never hangs.
+//! - The chosen worker's inner service is polled for readiness inside the
+//!   response future, while the reservation is already held: a slow-to-ready
+//!   worker shows as loaded, so the load-aware modes steer other requests
+//!   away from it while this one waits. An error from its `poll_ready` fails
+//!   this request and releases the booking.
+//!
+//! # Membership
+//! - [`Upstreams`] maps the chosen worker to its inner service. A closure
+//!   `Fn(&W) -> S` works: membership is then the pool's own `insert`/`remove`,
+//!   and the closure makes (clones) the service per request.
+//! - [`Discovered`] keeps a map from worker to service, fed by
+//!   `insert`/`remove` or by a `tower::discover::Discover` stream through
+//!   [`Discovered::discover`], a future you spawn on your runtime.
+//!
+//! A worker removed while one of its requests is in flight serves that request
+//! to the end (the request holds its own service clone) and keeps its load
+//! booked until then; picks that start after the removal never choose it. A
+//! pick that races the removal and finds the service gone fails with
+//! [`Error::UnknownWorker`](crate::Error::UnknownWorker) and books nothing.
+//!
+//! ```
+//! use std::convert::Infallible;
+//! use std::sync::Arc;
+//! use std::task::{Context, Poll, Waker};
+//! use tower_service::Service;
+//! use workerpick::service::Route;
+//! use workerpick::{Pool, Registry};
+//!
+//! /// A stand-in upstream: answers with its own name.
+//! #[derive(Clone)]
+//! struct Upstream(&'static str);
+//! impl Service<String> for Upstream {
+//!     type Response = String;
+//!     type Error = Infallible;
+//!     type Future = std::future::Ready<Result<String, Infallible>>;
+//!     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+//!         Poll::Ready(Ok(()))
+//!     }
+//!     fn call(&mut self, req: String) -> Self::Future {
+//!         std::future::ready(Ok(format!("{} from {}", req, self.0)))
+//!     }
+//! }
+//!
+//! let pool = Arc::new(Pool::from_workers(["a", "b"]).unwrap());
+//! let mode = Registry::new().resolve("round-robin").unwrap(); // from configuration
+//! let mut route = Route::new(&pool, mode, |w: &&'static str| Upstream(w));
+//! let mut cx = Context::from_waker(Waker::noop());
+//! assert!(route.poll_ready(&mut cx).is_ready());
+//! let mut call = route.call("hi".to_string());
+//! let Poll::Ready(Ok(answer)) = std::pin::Pin::new(&mut call).poll(&mut cx) else { panic!() };
+//! assert_eq!(answer, "hi from a");
+//! ```
+
+mod body;
+mod completion;
+mod discovered;
+mod route;
+mod upstreams;
+
+pub use body::ReservedBody;
+pub use completion::{Completion, OnBodyEnd, OnResponse};
+pub use discovered::{Discovered, Membership};
+pub use route::{Route, RouteFuture};
+pub use upstreams::Upstreams;
+
+/// The error type of [`Route`]'s responses, as in `tower`: a pick error
+/// ([`Error`](crate::Error)) or the inner service's error, boxed. Downcast to
+/// tell them apart.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
