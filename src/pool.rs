@@ -60,6 +60,10 @@ pub struct PoolStats {
     /// Reservations that lost the compare-and-swap race too many times in a
     /// row and were booked without validating the load.
     pub fallbacks: u64,
+    /// Published snapshots the writer still tracks: the current one and the
+    /// older ones some reader (a [`Handle`], a pick in progress) still holds.
+    /// It stays bounded by those, however many changes were made.
+    pub snapshots: usize,
 }
 
 fn next_pool_id() -> u64 {
@@ -165,7 +169,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
 
     /// Changes `worker`'s attributes (its device kind, its group).
     pub fn set_info(&self, worker: &W, info: WorkerInfo) -> Result<(), Error> {
-        lock(&self.writer).set_info(worker, info, &self.current)
+        lock(&self.writer).set_info(worker, info, &self.slots, &self.current)
     }
 
     /// Reuses the slots of removed workers that have drained; returns how many.
@@ -222,13 +226,14 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
 
     /// Storage counters.
     pub fn stats(&self) -> PoolStats {
-        let (draining, free_slots, capacity) = lock(&self.writer).stats();
+        let (draining, free_slots, capacity, snapshots) = lock(&self.writer).stats();
         PoolStats {
             workers: self.len(),
             draining,
             free_slots,
             capacity,
             fallbacks: self.fallbacks.load(Ordering::Relaxed),
+            snapshots,
         }
     }
 

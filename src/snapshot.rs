@@ -104,7 +104,7 @@ pub(crate) struct Member {
 impl<W: Clone + Eq + Hash> Snapshot<W> {
     /// Builds a snapshot over `members` (in set order) for storage of
     /// `capacity` slots. Returns it with the writer's liveness handle.
-    pub(crate) fn build(epoch: u64, capacity: usize, members: &[(W, Member)]) -> (Self, Arc<Liveness>) {
+    pub(crate) fn build(epoch: u64, capacity: usize, members: &[(&W, Member)]) -> (Self, Arc<Liveness>) {
         let len = padded(capacity);
         let mut excluded = vec![u32::MAX; len].into_boxed_slice();
         let mut gens = vec![0; len].into_boxed_slice();
@@ -116,8 +116,8 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
             excluded[s] = 0;
             gens[s] = m.generation;
             info[s] = m.info;
-            index.insert(key.clone(), m.slot);
-            keys[s] = Some(key.clone());
+            index.insert((*key).clone(), m.slot);
+            keys[s] = Some((*key).clone());
         }
         let liveness = Arc::new(Liveness {
             epoch,
