@@ -45,6 +45,7 @@ mod mode;
 mod pick;
 mod pool;
 mod registry;
+mod remap;
 mod request;
 mod reservation;
 mod rng;

@@ -3,6 +3,7 @@
 
 use crate::device::WorkerInfo;
 use crate::eligibility::UNBUILT;
+use crate::remap::Remapped;
 use crate::rng::Rng;
 use crate::scan::{self, Backend, Least};
 use crate::slots::Counters;
@@ -279,10 +280,19 @@ impl<'a> Candidates<'a> {
                 why: "it was built for another pool; build it with this pool's `eligibility`".into(),
             });
         }
-        if mask.epoch == set.epoch {
+        // No worker left since the mask was built: every entry still names a
+        // member under the same identity, and the lanes of workers that
+        // joined since are excluded (or past the mask's end).
+        if set.departed_at <= mask.epoch && mask.epoch <= set.epoch {
             return Ok(Candidates::Fresh {
                 slots: &mask.slots,
                 lanes: Some(&mask.excluded),
+            });
+        }
+        if let Some(r) = set.remaps.get_or_insert(mask.id, || remap(set, mask)) {
+            return Ok(Candidates::Fresh {
+                slots: &r.slots,
+                lanes: Some(&r.excluded),
             });
         }
         let n = (0..mask.slots.len())
@@ -492,8 +502,35 @@ impl<'a> Context<'a> {
     }
 }
 
+/// `mask`'s entries that still name members of `set` under the same identity.
+#[cold]
+fn remap(set: &SetView, mask: &Eligibility) -> Remapped {
+    let mut excluded = vec![u32::MAX; set.scan_len()].into_boxed_slice();
+    let slots = (0..mask.slots.len())
+        .filter(|&j| still_eligible(set, mask, j))
+        .map(|j| {
+            let slot = mask.slots[j];
+            excluded[slot as usize] = 0;
+            slot
+        })
+        .collect();
+    Remapped {
+        mask: mask.id,
+        slots,
+        excluded,
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Mask entries checked against a set, for the complexity tests.
+    pub(crate) static ELIGIBILITY_CHECKS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
+}
+
 /// Whether entry `j` of a stale mask still names a member with the same identity.
 fn still_eligible(set: &SetView, mask: &Eligibility, j: usize) -> bool {
+    #[cfg(test)]
+    ELIGIBILITY_CHECKS.with(|c| c.set(c.get() + 1));
     let slot = mask.slots[j];
     set.is_member(slot) && set.gens[slot as usize] == mask.gens[j]
 }

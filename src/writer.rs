@@ -28,6 +28,8 @@ struct Retired {
 
 pub(crate) struct Writer<W> {
     epoch: u64,
+    /// The epoch of the latest snapshot some worker left in.
+    departed_at: u64,
     /// Slots ever allocated (the scan covers `0..capacity`).
     capacity: u32,
     next_generation: u32,
@@ -64,6 +66,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
     pub(crate) fn new() -> Self {
         Self {
             epoch: 0,
+            departed_at: 0,
             capacity: 0,
             next_generation: 0,
             free: BTreeSet::new(),
@@ -75,7 +78,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
 
     /// The first snapshot: an empty set.
     pub(crate) fn initial(&mut self) -> Arc<Snapshot<W>> {
-        let (snap, live) = Snapshot::build(self.epoch, 0, &[]);
+        let (snap, live) = Snapshot::build(self.epoch, 0, 0, &[]);
         self.published.push(live);
         Arc::new(snap)
     }
@@ -108,12 +111,17 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         loop {
             let origins = self.origins(keys);
             let needed = origins.iter().filter(|o| matches!(o, Origin::New)).count();
+            // Reuse before growing: reclaim while the free list is short.
+            if needed <= self.free.len() {
+                return Ok(origins);
+            }
+            if self.reclaim(slots) > 0 {
+                continue;
+            }
             if needed <= self.room(slots) {
                 return Ok(origins);
             }
-            if self.reclaim(slots) == 0 {
-                return Err(Error::CapacityExceeded { limit: slots.max() });
-            }
+            return Err(Error::CapacityExceeded { limit: slots.max() });
         }
     }
 
@@ -148,11 +156,14 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         }
     }
 
-    /// Builds the snapshot for `members` (user code: it clones and hashes).
-    fn stage(&self, members: &[(&W, Member)], fresh: Vec<(u32, W)>) -> Staged<W> {
+    /// Builds the snapshot for `members` (user code: it clones and hashes);
+    /// `departs` when some current member is not among them.
+    fn stage(&self, members: &[(&W, Member)], fresh: Vec<(u32, W)>, departs: bool) -> Staged<W> {
         let top = fresh.iter().map(|&(s, _)| s + 1).max().unwrap_or(0);
         let capacity = self.capacity.max(top) as usize;
-        let (snapshot, liveness) = Snapshot::build(self.epoch + 1, capacity, members);
+        let epoch = self.epoch + 1;
+        let departed_at = if departs { epoch } else { self.departed_at };
+        let (snapshot, liveness) = Snapshot::build(epoch, departed_at, capacity, members);
         Staged {
             snapshot,
             liveness,
@@ -160,9 +171,8 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         }
     }
 
-    /// Commit, the part every change shares: takes the staged fresh slots,
-    /// publishes, and reclaims what that made unreachable. No user code
-    /// runs here but `Drop`.
+    /// Commit, the part every change shares: takes the staged fresh slots and
+    /// publishes. No user code runs here but `Drop`.
     fn commit(&mut self, staged: Staged<W>, slots: &Slots<W>, current: &Published<Snapshot<W>>) {
         let Staged {
             snapshot,
@@ -182,9 +192,12 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             unsafe { slots.keys.set(slot, Some(key)) };
         }
         self.epoch += 1;
+        self.departed_at = snapshot.view.departed_at;
         current.store(Arc::new(snapshot));
+        // Pruned here, not only in `reclaim`: a writer that never removes
+        // anyone (`set_info` in a loop) must not grow this list.
+        self.published.retain(|l| l.is_alive());
         self.published.push(liveness);
-        self.reclaim(slots);
     }
 
     pub(crate) fn insert(
@@ -197,8 +210,9 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         let origin = self.origin(&key);
         match origin {
             Origin::Member(_) => return Err(Error::DuplicateWorker),
-            // Reclaiming only shrinks `retired`: a new key stays new.
-            Origin::New if self.room(slots) == 0 && self.reclaim(slots) == 0 => {
+            // Reuse before growing; reclaiming only shrinks `retired`, so a
+            // new key stays new.
+            Origin::New if self.free.is_empty() && self.reclaim(slots) == 0 && self.room(slots) == 0 => {
                 return Err(Error::CapacityExceeded { limit: slots.max() });
             }
             _ => {}
@@ -212,7 +226,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         };
         let mut list = self.member_refs();
         list.push((&key, member));
-        let staged = self.stage(&list, fresh);
+        let staged = self.stage(&list, fresh, false);
         drop(list);
         if let Origin::Retired(j) = origin {
             self.retired.swap_remove(j);
@@ -233,12 +247,13 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         };
         let mut list = self.member_refs();
         list.remove(i);
-        let staged = self.stage(&list, Vec::new());
+        let staged = self.stage(&list, Vec::new(), true);
         drop(list);
         let (key, member) = self.members.remove(i);
         let removed_at = self.epoch + 1;
         self.retired.push((key, Retired { member, removed_at }));
         self.commit(staged, slots, current);
+        self.reclaim(slots);
         Ok(())
     }
 
@@ -267,7 +282,8 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             list.push((key, member));
         }
         drop(fresh_slots);
-        let staged = self.stage(&list, fresh);
+        let stays_count = origins.iter().filter(|o| matches!(o, Origin::Member(_))).count();
+        let staged = self.stage(&list, fresh, stays_count < self.members.len());
         let new_members: Vec<Member> = list.into_iter().map(|(_, m)| m).collect();
 
         let mut stays = vec![false; self.members.len()];
@@ -291,6 +307,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             }
         }
         self.commit(staged, slots, current);
+        self.reclaim(slots);
         Ok(())
     }
 
@@ -326,7 +343,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         };
         let mut list = self.member_refs();
         list[i].1.info = info;
-        let staged = self.stage(&list, Vec::new());
+        let staged = self.stage(&list, Vec::new(), false);
         drop(list);
         self.members[i].1.info = info;
         self.commit(staged, slots, current);
