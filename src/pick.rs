@@ -42,7 +42,7 @@ fn ask<'a, S: Selector + ?Sized>(selector: &S, cx: &mut Context<'a>) -> Result<C
     if cx.is_empty() {
         return Err(cx.empty_error());
     }
-    selector.choose(cx).ok_or_else(|| cx.empty_error())
+    selector.choose(cx).ok_or(Error::NoAcceptableWorker)
 }
 
 /// Calls `$body` with `$s` bound to the concrete built-in behind `$selector`,

@@ -23,7 +23,7 @@ const CELLS: usize = 2;
 pub(crate) struct Remapped {
     /// The mask build it translates (`Eligibility::id`).
     pub(crate) mask: u64,
-    pub(crate) slots: Box<[u32]>,
+    pub(crate) slots: Vec<u32>,
     /// Per slot of the snapshot: `0` for a candidate, else `u32::MAX`.
     pub(crate) excluded: Box<[u32]>,
 }

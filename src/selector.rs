@@ -165,6 +165,30 @@ impl Slot<'_> {
 }
 
 /// What the caller is doing with the pick.
+///
+/// A selector with state reads it to change nothing on a preview:
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use workerpick::{Choice, Context, Intent, Pool, Selector};
+/// /// Takes turns, like round-robin, but counts only booked picks.
+/// struct Turns(AtomicUsize);
+/// impl Selector for Turns {
+///     fn name(&self) -> &str { "turns" }
+///     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
+///         let turn = match cx.intent() {
+///             Intent::Reserve => self.0.fetch_add(1, Ordering::Relaxed),
+///             _ => self.0.load(Ordering::Relaxed),
+///         };
+///         cx.candidate(turn % cx.len()).map(Choice::unvalidated)
+///     }
+/// }
+/// let pool = Pool::from_workers(["a", "b"]).unwrap();
+/// let turns = Turns(AtomicUsize::new(0));
+/// assert_eq!(pool.preview(&turns).unwrap(), "a");
+/// assert_eq!(*pool.reserve(&turns).unwrap().worker(), "a");
+/// assert_eq!(pool.preview(&turns).unwrap(), "b");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Intent {
@@ -176,7 +200,23 @@ pub enum Intent {
     Preview,
 }
 
-/// A selector's answer.
+/// A selector's answer: a candidate, and how to book it.
+///
+/// ```
+/// use workerpick::{Choice, Context, Pool, Selector};
+/// /// The least-loaded candidate, booked only if its load is still the one seen.
+/// struct Careful;
+/// impl Selector for Careful {
+///     fn name(&self) -> &str { "careful" }
+///     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
+///         let (slot, load) = cx.least_loaded()?;
+///         Some(Choice::validated(slot, load))
+///     }
+/// }
+/// let pool = Pool::from_workers(["a", "b"]).unwrap();
+/// let _busy = pool.reserve_worker(&"a", 2).unwrap();
+/// assert_eq!(*pool.reserve(&Careful).unwrap().worker(), "b");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Choice<'a> {
     pub(crate) slot: Slot<'a>,
@@ -506,14 +546,13 @@ impl<'a> Context<'a> {
 #[cold]
 fn remap(set: &SetView, mask: &Eligibility) -> Remapped {
     let mut excluded = vec![u32::MAX; set.scan_len()].into_boxed_slice();
-    let slots = (0..mask.slots.len())
-        .filter(|&j| still_eligible(set, mask, j))
-        .map(|j| {
-            let slot = mask.slots[j];
-            excluded[slot as usize] = 0;
-            slot
-        })
-        .collect();
+    // Sized for the whole mask: one allocation, no regrowth.
+    let mut slots = Vec::with_capacity(mask.slots.len());
+    for j in (0..mask.slots.len()).filter(|&j| still_eligible(set, mask, j)) {
+        let slot = mask.slots[j];
+        excluded[slot as usize] = 0;
+        slots.push(slot);
+    }
     Remapped {
         mask: mask.id,
         slots,

@@ -141,7 +141,7 @@ fn a_selector_that_finds_nothing_is_an_error_not_a_panic() {
         }
     }
     let pool = Pool::from_workers(0..3u32).unwrap();
-    assert_eq!(pool.select(&Picky).err(), Some(Error::NoEligibleWorker));
-    assert_eq!(pool.reserve(&Picky).err(), Some(Error::NoEligibleWorker));
+    assert_eq!(pool.select(&Picky).err(), Some(Error::NoAcceptableWorker));
+    assert_eq!(pool.reserve(&Picky).err(), Some(Error::NoAcceptableWorker));
     assert!(all_idle(&pool));
 }
