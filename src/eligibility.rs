@@ -137,8 +137,9 @@ mod tests {
         CacheHits, DeviceAware, LeastLoaded, Pool, PowerOfTwo, Random, Request, RoundRobin, Selector,
     };
 
-    const WORKERS: u32 = 1024;
-    const PICKS: u64 = 200;
+    // Smaller under Miri, which interprets every step.
+    const WORKERS: u32 = if cfg!(miri) { 64 } else { 1024 };
+    const PICKS: u64 = if cfg!(miri) { 20 } else { 200 };
 
     fn checks() -> u64 {
         ELIGIBILITY_CHECKS.with(|c| c.get())
@@ -203,7 +204,7 @@ mod tests {
         let req = Request::new().eligible(&mask);
         let mut h = pool.handle();
         let mut seen = std::collections::BTreeSet::new();
-        for _ in 0..200 {
+        for _ in 0..PICKS {
             seen.insert(*h.select_with(&Random, &req).unwrap());
             seen.insert(*h.reserve_with(&LeastLoaded, &req).unwrap().worker());
         }

@@ -94,3 +94,59 @@ impl Drop for Remaps {
         }
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    fn translation(mask: u64, built: &AtomicUsize) -> Remapped {
+        built.fetch_add(1, Ordering::Relaxed);
+        Remapped {
+            mask,
+            slots: vec![mask as u32],
+            excluded: vec![0].into_boxed_slice(),
+        }
+    }
+
+    #[test]
+    fn racing_picks_agree_on_one_translation_per_mask() {
+        let remaps = Remaps::new();
+        let built = AtomicUsize::new(0);
+        let masks: Vec<u64> = (1..=6).chain([1 + CELLS as u64]).collect();
+        std::thread::scope(|s| {
+            for t in 0..3 {
+                let (remaps, built, masks) = (&remaps, &built, &masks);
+                s.spawn(move || {
+                    for &m in masks.iter().cycle().skip(t).take(masks.len()) {
+                        let r = remaps.get_or_insert(m, || translation(m, built)).unwrap();
+                        assert_eq!((r.mask, r.slots[0]), (m, m as u32));
+                    }
+                });
+            }
+        });
+        // A translation that lost its cell's race is dropped, never published.
+        for &m in &masks {
+            let r = remaps
+                .get_or_insert(m, || unreachable!("{m} was cached"))
+                .unwrap();
+            assert_eq!(r.mask, m);
+        }
+        assert!(built.load(Ordering::Relaxed) >= masks.len());
+    }
+
+    #[test]
+    fn a_full_cache_declines_without_building() {
+        let remaps = Remaps::new();
+        let built = AtomicUsize::new(0);
+        for m in 0..CELLS as u64 {
+            assert!(remaps.get_or_insert(m, || translation(m, &built)).is_some());
+        }
+        assert!(
+            remaps
+                .get_or_insert(CELLS as u64 + 5, || translation(0, &built))
+                .is_none()
+        );
+        assert_eq!(built.load(Ordering::Relaxed), CELLS);
+    }
+}
