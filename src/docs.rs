@@ -106,6 +106,11 @@ pub mod design {}
 /// - A `Handle` that is never used again keeps its cached snapshot alive; the
 ///   slots of workers removed since then are not reused until it is dropped or
 ///   picks again (the pool takes fresh slots meanwhile).
+/// - A snapshot caches the translations of up to 32 eligibility masks built
+///   before a worker left; a further such mask is filtered on every pick,
+///   which makes least-loaded and device-aware picks with it quadratic in
+///   the mask's size. Rebuild masks after the set changes to stay clear of it
+///   ([`Eligibility::is_current_for`](crate::Eligibility::is_current_for)).
 /// - Reservations borrow the pool. To move them into `'static` tasks, keep the
 ///   pool in a `static` (`OnceLock`) or leak it once at start-up.
 /// - Least-loaded with concurrent releases may be one release stale; without

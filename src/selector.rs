@@ -269,8 +269,9 @@ pub(crate) enum Candidates<'a> {
         slots: &'a [u32],
         lanes: Option<&'a [u32]>,
     },
-    /// A mask built from an older snapshot: its workers that are still in the
-    /// set under the same identity. `n` of them.
+    /// A mask built before a worker left, when the snapshot's translation
+    /// cache is full (see `remap`): its workers that are still in the set
+    /// under the same identity, filtered on every call. `n` of them.
     Stale { mask: &'a Eligibility, n: u32 },
 }
 

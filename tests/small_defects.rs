@@ -22,6 +22,10 @@ fn a_declining_selector_without_a_mask_does_not_blame_a_mask() {
     assert!(!err.to_string().contains("mask"), "{err}");
     assert_eq!(err, Error::NoAcceptableWorker);
     assert_eq!(pool.reserve(&Picky).err(), Some(Error::NoAcceptableWorker));
+    assert!(
+        pool.loads().iter().all(|&(_, load)| load == 0),
+        "a refused pick books nothing"
+    );
     assert_eq!(
         pool.handle().preview(&Picky).err(),
         Some(Error::NoAcceptableWorker)
