@@ -44,8 +44,10 @@ pub(crate) struct SetView {
     /// The epoch of the latest snapshot without some worker its predecessor
     /// had: a mask built at or after it names only current members.
     pub(crate) departed_at: u64,
-    /// Masks built before `departed_at`, translated to this set.
-    pub(crate) remaps: Remaps,
+    /// Masks built before `departed_at`, translated to this set. Boxed: kept
+    /// inline, its 32 cells made every pick cost a few instructions more
+    /// (measured with the callgrind gate).
+    pub(crate) remaps: Box<Remaps>,
     /// Member slots in set order.
     pub(crate) members: Box<[u32]>,
     /// Per slot, padded: `0` for a member, `u32::MAX` otherwise.
@@ -137,7 +139,7 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
         let view = SetView {
             epoch,
             departed_at,
-            remaps: Remaps::new(),
+            remaps: Box::new(Remaps::new()),
             members: members.iter().map(|(_, m)| m.slot).collect(),
             // Slots are distinct, so all below `len` means exactly `0..len`.
             dense: members.iter().all(|(_, m)| (m.slot as usize) < members.len()),
