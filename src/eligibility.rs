@@ -138,8 +138,8 @@ mod tests {
     };
 
     // Smaller under Miri, which interprets every step.
-    const WORKERS: u32 = if cfg!(miri) { 64 } else { 1024 };
-    const PICKS: u64 = if cfg!(miri) { 20 } else { 200 };
+    const WORKERS: u32 = if cfg!(miri) { 32 } else { 1024 };
+    const PICKS: u64 = if cfg!(miri) { 10 } else { 200 };
 
     fn checks() -> u64 {
         ELIGIBILITY_CHECKS.with(|c| c.get())
