@@ -228,6 +228,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         list.push((&key, member));
         let staged = self.stage(&list, fresh, false);
         drop(list);
+        // Commit: no key code runs from here on.
         if let Origin::Retired(j) = origin {
             self.retired.swap_remove(j);
         }
@@ -249,6 +250,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         list.remove(i);
         let staged = self.stage(&list, Vec::new(), true);
         drop(list);
+        // Commit: no key code runs from here on.
         let (key, member) = self.members.remove(i);
         let removed_at = self.epoch + 1;
         self.retired.push((key, Retired { member, removed_at }));
@@ -285,7 +287,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         let stays_count = origins.iter().filter(|o| matches!(o, Origin::Member(_))).count();
         let staged = self.stage(&list, fresh, stays_count < self.members.len());
         let new_members: Vec<Member> = list.into_iter().map(|(_, m)| m).collect();
-
+        // Commit: no key code runs from here on.
         let mut stays = vec![false; self.members.len()];
         let mut rejoin = Vec::new();
         for origin in &origins {
@@ -345,6 +347,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         list[i].1.info = info;
         let staged = self.stage(&list, Vec::new(), false);
         drop(list);
+        // Commit: no key code runs from here on.
         self.members[i].1.info = info;
         self.commit(staged, slots, current);
         Ok(())
