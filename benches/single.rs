@@ -221,6 +221,48 @@ fn scan(c: &mut Criterion<CpuTime>) {
     }
 }
 
+/// `stale-mask/workers`: reserve + release through a handle with a mask
+/// admitting half the workers, built from the current set (`fresh`), before an
+/// unrelated insert (`after-insert`), and before a removal (`after-removal`),
+/// per mode. Device-aware also carries cache hits as old as the mask.
+fn stale_mask(c: &mut Criterion<CpuTime>) {
+    use workerpick::{CacheHits, DeviceAware, PowerOfTwo, Random, RoundRobin};
+    let (rr, da) = (RoundRobin::new(), DeviceAware::new());
+    let modes: [(&str, &dyn Selector); 5] = [
+        ("random", &Random),
+        ("round-robin", &rr),
+        ("power-of-two", &PowerOfTwo),
+        ("least-loaded", &LeastLoaded),
+        ("device-aware", &da),
+    ];
+    for n in [1024u64, 10_000] {
+        let mut g = c.benchmark_group(format!("stale-mask/{n}"));
+        for case in ["fresh", "after-insert", "after-removal"] {
+            let pool = Pool::from_workers(0..n).unwrap();
+            let half = pool.eligibility(|w| w.is_multiple_of(2));
+            let hits = CacheHits::build(&pool, 4, |w| (w % 3) as u32);
+            match case {
+                "after-insert" => pool.insert(n).unwrap(),
+                "after-removal" => pool.remove(&0).unwrap(),
+                _ => {}
+            }
+            let mut h = pool.handle_with_rng(Rng::with_seed(1));
+            for (name, sel) in modes {
+                let req = Request::new().eligible(&half);
+                let req = if name == "device-aware" {
+                    req.cache_hits(&hits)
+                } else {
+                    req
+                };
+                g.bench_function(BenchmarkId::new(name, case), |b| {
+                    b.iter(|| drop(black_box(h.reserve_with(sel, &req).unwrap())))
+                });
+            }
+        }
+        g.finish();
+    }
+}
+
 fn config() -> Criterion<CpuTime> {
     // Short runs: the whole suite has to fit in a few minutes on a shared
     // 2-core machine. Override on the command line (`--measurement-time`).
@@ -236,6 +278,6 @@ fn config() -> Criterion<CpuTime> {
 criterion_group! {
     name = benches;
     config = config();
-    targets = floor, scan, modes, few_ties
+    targets = floor, scan, modes, few_ties, stale_mask
 }
 criterion_main!(benches);

@@ -1,5 +1,14 @@
 /// What kind of device a worker runs on; the device-aware mode balances
 /// between the two groups.
+///
+/// ```
+/// use workerpick::{DeviceKind, Pool, WorkerInfo};
+/// let pool = Pool::new();
+/// pool.insert("gpu").unwrap(); // an accelerator unless told otherwise
+/// pool.insert_with("cpu", WorkerInfo::new().device(DeviceKind::Cpu)).unwrap();
+/// assert_eq!(pool.info(&"gpu").unwrap().device_kind(), DeviceKind::Accelerator);
+/// assert_eq!(pool.info(&"cpu").unwrap().device_kind(), DeviceKind::Cpu);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum DeviceKind {
     /// A CPU worker: cheap to run, slow to encode.

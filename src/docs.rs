@@ -28,6 +28,33 @@
 /// names. Re-adding the same key while its load is alive revives the same slot
 /// and identity, so the retained load shows.
 ///
+/// # Membership changes and panics
+/// Writers are serialised by a mutex and run each change in two phases.
+/// Staging runs every call into the key type (`Clone`, `Hash`, `Eq`): it
+/// finds where each key comes from, picks the slots fresh identities will
+/// take, clones their keys and builds the next snapshot, changing nothing.
+/// Commit then moves the staged values into place and publishes; it runs no
+/// key code but `Drop`. A panic in a key's callback therefore unwinds out of
+/// staging with the pool as it was, and the next writer recovers the
+/// poisoned lock and finds a consistent state. (A panicking `Drop` of a key
+/// is not covered.) The draining workers are a list rather than a hash map so
+/// that commit never hashes a key. Every publish also drops the liveness
+/// handles of snapshots no reader holds, so the writer's bookkeeping is
+/// bounded by the snapshots alive, whatever the sequence of calls.
+///
+/// # Masks older than the set
+/// An [`Eligibility`](crate::Eligibility) mask records the epoch of the set
+/// it was built from, and each snapshot records the epoch of the latest
+/// change in which a worker left. A mask built at or after that epoch names
+/// only current members under their identities (workers that joined since
+/// are excluded by its lanes), so it is applied as it is. An older mask is
+/// translated: its entries whose slot still holds the same identity
+/// (generation) become a fresh candidate list and exclusion array, built by
+/// the first pick that meets the mask on that snapshot and cached in the
+/// snapshot (up to 32 masks, each cell filled once with a compare-and-swap
+/// and freed with the snapshot). Later picks find it with a load or two, so
+/// a stale mask costs what a fresh one does, plus one translation per set.
+///
 /// # Booking
 /// Power-of-two and least-loaded answer with the load they compared; the
 /// booking is a compare-and-swap from that value, and on failure the selector
@@ -91,6 +118,11 @@ pub mod design {}
 /// - A `Handle` that is never used again keeps its cached snapshot alive; the
 ///   slots of workers removed since then are not reused until it is dropped or
 ///   picks again (the pool takes fresh slots meanwhile).
+/// - A snapshot caches the translations of up to 32 eligibility masks built
+///   before a worker left; a further such mask is filtered on every pick,
+///   which makes least-loaded and device-aware picks with it quadratic in
+///   the mask's size. Rebuild masks after the set changes to stay clear of it
+///   ([`Eligibility::is_current_for`](crate::Eligibility::is_current_for)).
 /// - Reservations borrow the pool. To move them into `'static` tasks, share
 ///   the pool as an `Arc<Pool<W>>` and pick through an
 ///   [`OwnedHandle`](crate::OwnedHandle); each owned reservation then pays one

@@ -4,6 +4,17 @@ use core::fmt;
 ///
 /// Picks never panic: every failure is one of these. The `Display` text says
 /// what to do about it.
+///
+/// ```
+/// use workerpick::{Error, Pool, Random, Request};
+/// let pool: Pool<&str> = Pool::new();
+/// assert_eq!(pool.select(&Random), Err(Error::NoWorkers));
+/// pool.insert("a").unwrap();
+/// let none = pool.eligibility(|_| false);
+/// let err = pool.select_with(&Random, &Request::new().eligible(&none)).unwrap_err();
+/// assert_eq!(err, Error::NoEligibleWorker);
+/// assert!(err.to_string().contains("widen the mask"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
@@ -11,6 +22,9 @@ pub enum Error {
     NoWorkers,
     /// The eligibility mask excluded every worker in the set.
     NoEligibleWorker,
+    /// The selector declined every candidate (a custom selector's
+    /// [`choose`](crate::Selector::choose) returned `None`).
+    NoAcceptableWorker,
     /// A worker named by the caller (a pinned reservation, a retarget, a
     /// removal or an attribute change) is not in the current set.
     UnknownWorker,
@@ -54,6 +68,9 @@ impl fmt::Display for Error {
             Error::NoWorkers => f.write_str("no workers: the worker set is empty; insert workers before picking"),
             Error::NoEligibleWorker => f.write_str(
                 "no eligible worker: the eligibility mask excludes every worker in the set; widen the mask or add workers",
+            ),
+            Error::NoAcceptableWorker => f.write_str(
+                "no acceptable worker: the selector declined every candidate; check the conditions it requires or add workers that meet them",
             ),
             Error::UnknownWorker => f.write_str(
                 "unknown worker: it is not in the current worker set; insert it first or pick without pinning",

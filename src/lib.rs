@@ -3,8 +3,10 @@
 //! A router calls `workerpick` once per request to choose a worker. The worker
 //! set is an immutable snapshot swapped atomically; each worker's in-flight
 //! load is a packed `u32` counter; a charged pick returns a [`Reservation`]
-//! that gives the load back exactly once. No pick or release takes a lock or
-//! allocates.
+//! that gives the load back exactly once. No pick or release takes a lock;
+//! through a [`Handle`] none allocates either (a pick there lends the worker;
+//! [`Pool::select`] returns a clone of it, which allocates if the worker
+//! type's `Clone` does).
 //!
 //! | mode | rule | books load |
 //! |---|---|---|
@@ -12,6 +14,7 @@
 //! | [`RoundRobin`] | a shared cache-padded cursor, `fetch_add(1)` per pick | on `reserve` |
 //! | [`PowerOfTwo`] | two distinct draws, the less loaded wins; CAS-validated booking | yes |
 //! | [`LeastLoaded`] | SIMD min over all candidates, uniform tie-break; CAS-validated booking | yes |
+//! | [`DeviceAware`] | a full cache hit first (least loaded, books nothing), else the least-loaded CPU or accelerator by the CPU ratio | yes, except a full cache hit |
 //!
 //! ```
 //! use workerpick::{LeastLoaded, Pool, PowerOfTwo, Request};
@@ -54,6 +57,7 @@ mod owned;
 mod pick;
 mod pool;
 mod registry;
+mod remap;
 mod request;
 mod reservation;
 mod rng;

@@ -42,7 +42,11 @@ fn ask<'a, S: Selector + ?Sized>(selector: &S, cx: &mut Context<'a>) -> Result<C
     if cx.is_empty() {
         return Err(cx.empty_error());
     }
-    selector.choose(cx).ok_or_else(|| cx.empty_error())
+    // A match, not `ok_or`: that builds the error on every pick and drops it.
+    match selector.choose(cx) {
+        Some(choice) => Ok(choice),
+        None => Err(Error::NoAcceptableWorker),
+    }
 }
 
 /// Calls `$body` with `$s` bound to the concrete built-in behind `$selector`,

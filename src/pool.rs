@@ -14,7 +14,11 @@ use core::hash::Hash;
 /// A set of workers with per-worker in-flight counts, shared by every router
 /// thread.
 ///
-/// Picks and releases take no lock and never allocate. Membership changes
+/// Picks and releases take no lock. Through a [`Handle`] they never allocate:
+/// its picks lend the worker (`&W`). The `select` and `preview` methods here
+/// return the worker by value, a clone, which allocates if `W`'s `Clone` does
+/// (a `String` key); `reserve` allocates nothing either way, its guard lends
+/// the worker. Membership changes
 /// (`insert`, `remove`, `replace`, `set_info`) are serialised among
 /// themselves and publish a new immutable snapshot; a pick that starts after
 /// one returns sees it. In-flight counts belong to a worker, not to a
@@ -45,6 +49,21 @@ pub struct Pool<W> {
 }
 
 /// Counters describing a pool's storage, from [`Pool::stats`].
+///
+/// Every allocated slot is a member's, a draining worker's or free:
+///
+/// ```
+/// use workerpick::Pool;
+/// let pool = Pool::from_workers(["a", "b", "c"]).unwrap();
+/// let r = pool.reserve_worker(&"b", 1).unwrap();
+/// pool.remove(&"b").unwrap(); // drains while `r` lives
+/// let s = pool.stats();
+/// assert_eq!((s.workers, s.draining, s.capacity), (2, 1, 3));
+/// assert_eq!(s.capacity, s.workers + s.draining + s.free_slots);
+/// drop(r);
+/// pool.reclaim();
+/// assert_eq!((pool.stats().draining, pool.stats().free_slots), (0, 1));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PoolStats {
@@ -60,6 +79,10 @@ pub struct PoolStats {
     /// Reservations that lost the compare-and-swap race too many times in a
     /// row and were booked without validating the load.
     pub fallbacks: u64,
+    /// Published snapshots the writer still tracks: the current one and the
+    /// older ones some reader (a [`Handle`], a pick in progress) still holds.
+    /// It stays bounded by those, however many changes were made.
+    pub snapshots: usize,
 }
 
 fn next_pool_id() -> u64 {
@@ -165,7 +188,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
 
     /// Changes `worker`'s attributes (its device kind, its group).
     pub fn set_info(&self, worker: &W, info: WorkerInfo) -> Result<(), Error> {
-        lock(&self.writer).set_info(worker, info, &self.current)
+        lock(&self.writer).set_info(worker, info, &self.slots, &self.current)
     }
 
     /// Reuses the slots of removed workers that have drained; returns how many.
@@ -222,13 +245,14 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
 
     /// Storage counters.
     pub fn stats(&self) -> PoolStats {
-        let (draining, free_slots, capacity) = lock(&self.writer).stats();
+        let (draining, free_slots, capacity, snapshots) = lock(&self.writer).stats();
         PoolStats {
             workers: self.len(),
             draining,
             free_slots,
             capacity,
             fallbacks: self.fallbacks.load(Ordering::Relaxed),
+            snapshots,
         }
     }
 
@@ -237,7 +261,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         Eligibility::build(self, &self.snapshot(), admit)
     }
 
-    /// Picks a worker without booking load.
+    /// Picks a worker without booking load, and returns a clone of it (see
+    /// the type's docs on allocation; [`Handle::select`] lends it instead).
     pub fn select<S: Selector + ?Sized>(&self, selector: &S) -> Result<W, Error> {
         self.select_with(selector, &crate::request::DEFAULT_REQUEST)
     }
@@ -248,7 +273,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     }
 
     /// Says which worker a pick would choose now, changing nothing: no cursor
-    /// advances, nothing is booked. Random draws are fresh ones.
+    /// advances, nothing is booked. Random draws are fresh ones. Returns a
+    /// clone of the worker, as [`select`](Self::select) does.
     pub fn preview<S: Selector + ?Sized>(&self, selector: &S) -> Result<W, Error> {
         self.preview_with(selector, &crate::request::DEFAULT_REQUEST)
     }

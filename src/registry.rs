@@ -147,7 +147,9 @@ impl fmt::Debug for Registry {
 /// config file; each selector reads and validates its own when it is built.
 ///
 /// Keys are compared as [`Registry`] compares names (`cpu_ratio` is
-/// `cpu-ratio`). Parsed from `key=value` pairs separated by commas.
+/// `cpu-ratio`). Parsed from `key=value` pairs separated by commas; a key or
+/// value holding a comma or `=` is written in double quotes, as `Display`
+/// does, so displayed parameters always parse back to the same ones.
 ///
 /// ```
 /// use workerpick::Params;
@@ -156,6 +158,9 @@ impl fmt::Debug for Registry {
 /// assert_eq!(p.get("zone"), Some("eu"));
 /// assert_eq!(Params::new().set("cpu-ratio", 4), "cpu-ratio=4".parse().unwrap());
 /// assert_eq!(p.to_string(), "cpu-ratio=4,zone=eu");
+/// let tricky = Params::new().set("zones", "eu,us").set("expr", "a=b");
+/// assert_eq!(tricky.to_string(), r#"zones="eu,us",expr="a=b""#);
+/// assert_eq!(tricky.to_string().parse::<Params>().unwrap(), tricky);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Params {
@@ -249,15 +254,75 @@ impl Params {
     }
 }
 
-/// `key=value` pairs separated by commas, as [`FromStr`] reads them.
+/// `key=value` pairs separated by commas, as [`FromStr`] reads them. A key or
+/// value that would not read back as written (one holding `,`, `=`, `"` or
+/// `\`, or with space at either end) is written in double quotes, with `"`
+/// and `\` escaped by a backslash.
 impl fmt::Display for Params {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, (key, value)) in self.iter().enumerate() {
-            let sep = if i == 0 { "" } else { "," };
-            write!(f, "{sep}{key}={value}")?;
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write_part(f, key)?;
+            f.write_str("=")?;
+            write_part(f, value)?;
         }
         Ok(())
     }
+}
+
+fn write_part(f: &mut fmt::Formatter<'_>, part: &str) -> fmt::Result {
+    let plain = !part.contains([',', '=', '"', '\\']) && part.trim() == part;
+    if plain {
+        return f.write_str(part);
+    }
+    f.write_str("\"")?;
+    for c in part.chars() {
+        if c == '"' || c == '\\' {
+            f.write_str("\\")?;
+        }
+        write!(f, "{c}")?;
+    }
+    f.write_str("\"")
+}
+
+/// Byte offsets of `sep` outside double quotes (a backslash escapes the next
+/// character inside them).
+fn unquoted(s: &str, sep: char) -> impl Iterator<Item = usize> + '_ {
+    let (mut quoted, mut escaped) = (false, false);
+    s.char_indices().filter_map(move |(i, c)| {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            c if c == sep && !quoted => return Some(i),
+            _ => {}
+        }
+        None
+    })
+}
+
+/// One key or value as written: trimmed, and unquoted if it is quoted.
+fn read_part(part: &str) -> Result<String, Error> {
+    let part = part.trim();
+    let Some(inner) = part.strip_prefix('"') else {
+        return Ok(part.to_owned());
+    };
+    let bad = || Error::InvalidConfig {
+        what: "selector parameters",
+        why: format!("`{part}` opens a quote it does not close, or goes on after it"),
+    };
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.push(chars.next().ok_or_else(bad)?),
+            '"' if chars.as_str().is_empty() => return Ok(out),
+            _ => out.push(c),
+        }
+    }
+    Err(bad())
 }
 
 impl FromStr for Params {
@@ -265,10 +330,18 @@ impl FromStr for Params {
 
     fn from_str(s: &str) -> Result<Self, Error> {
         let mut params = Params::new();
-        for pair in s.split(',').filter(|p| !p.trim().is_empty()) {
-            match pair.split_once('=') {
-                Some((key, value)) if !key.trim().is_empty() => {
-                    params.insert(key, value.trim());
+        let mut start = 0;
+        let ends = unquoted(s, ',').chain([s.len()]);
+        for end in ends {
+            let pair = &s[start..end];
+            start = end + 1;
+            if pair.trim().is_empty() {
+                continue;
+            }
+            match unquoted(pair, '=').next() {
+                Some(eq) if !pair[..eq].trim().is_empty() => {
+                    let key = read_part(&pair[..eq])?;
+                    params.insert(&key, read_part(&pair[eq + 1..])?);
                 }
                 _ => {
                     return Err(Error::InvalidConfig {

@@ -3,6 +3,7 @@
 
 use crate::device::WorkerInfo;
 use crate::eligibility::UNBUILT;
+use crate::remap::Remapped;
 use crate::rng::Rng;
 use crate::scan::{self, Backend, Least};
 use crate::slots::Counters;
@@ -164,6 +165,30 @@ impl Slot<'_> {
 }
 
 /// What the caller is doing with the pick.
+///
+/// A selector with state reads it to change nothing on a preview:
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use workerpick::{Choice, Context, Intent, Pool, Selector};
+/// /// Takes turns, like round-robin, but counts only booked picks.
+/// struct Turns(AtomicUsize);
+/// impl Selector for Turns {
+///     fn name(&self) -> &str { "turns" }
+///     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
+///         let turn = match cx.intent() {
+///             Intent::Reserve => self.0.fetch_add(1, Ordering::Relaxed),
+///             _ => self.0.load(Ordering::Relaxed),
+///         };
+///         cx.candidate(turn % cx.len()).map(Choice::unvalidated)
+///     }
+/// }
+/// let pool = Pool::from_workers(["a", "b"]).unwrap();
+/// let turns = Turns(AtomicUsize::new(0));
+/// assert_eq!(pool.preview(&turns).unwrap(), "a");
+/// assert_eq!(*pool.reserve(&turns).unwrap().worker(), "a");
+/// assert_eq!(pool.preview(&turns).unwrap(), "b");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Intent {
@@ -175,7 +200,23 @@ pub enum Intent {
     Preview,
 }
 
-/// A selector's answer.
+/// A selector's answer: a candidate, and how to book it.
+///
+/// ```
+/// use workerpick::{Choice, Context, Pool, Selector};
+/// /// The least-loaded candidate, booked only if its load is still the one seen.
+/// struct Careful;
+/// impl Selector for Careful {
+///     fn name(&self) -> &str { "careful" }
+///     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
+///         let (slot, load) = cx.least_loaded()?;
+///         Some(Choice::validated(slot, load))
+///     }
+/// }
+/// let pool = Pool::from_workers(["a", "b"]).unwrap();
+/// let _busy = pool.reserve_worker(&"a", 2).unwrap();
+/// assert_eq!(*pool.reserve(&Careful).unwrap().worker(), "b");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Choice<'a> {
     pub(crate) slot: Slot<'a>,
@@ -228,8 +269,9 @@ pub(crate) enum Candidates<'a> {
         slots: &'a [u32],
         lanes: Option<&'a [u32]>,
     },
-    /// A mask built from an older snapshot: its workers that are still in the
-    /// set under the same identity. `n` of them.
+    /// A mask built before a worker left, when the snapshot's translation
+    /// cache is full (see `remap`): its workers that are still in the set
+    /// under the same identity, filtered on every call. `n` of them.
     Stale { mask: &'a Eligibility, n: u32 },
 }
 
@@ -279,10 +321,19 @@ impl<'a> Candidates<'a> {
                 why: "it was built for another pool; build it with this pool's `eligibility`".into(),
             });
         }
-        if mask.epoch == set.epoch {
+        // No worker left since the mask was built: every entry still names a
+        // member under the same identity, and the lanes of workers that
+        // joined since are excluded (or past the mask's end).
+        if set.departed_at <= mask.epoch && mask.epoch <= set.epoch {
             return Ok(Candidates::Fresh {
                 slots: &mask.slots,
                 lanes: Some(&mask.excluded),
+            });
+        }
+        if let Some(r) = set.remaps.get_or_insert(mask.id, || remap(set, mask)) {
+            return Ok(Candidates::Fresh {
+                slots: &r.slots,
+                lanes: Some(&r.excluded),
             });
         }
         let n = (0..mask.slots.len())
@@ -492,8 +543,34 @@ impl<'a> Context<'a> {
     }
 }
 
+/// `mask`'s entries that still name members of `set` under the same identity.
+#[cold]
+fn remap(set: &SetView, mask: &Eligibility) -> Remapped {
+    let mut excluded = vec![u32::MAX; set.scan_len()].into_boxed_slice();
+    // Sized for the whole mask: one allocation, no regrowth.
+    let mut slots = Vec::with_capacity(mask.slots.len());
+    for j in (0..mask.slots.len()).filter(|&j| still_eligible(set, mask, j)) {
+        let slot = mask.slots[j];
+        excluded[slot as usize] = 0;
+        slots.push(slot);
+    }
+    Remapped {
+        mask: mask.id,
+        slots,
+        excluded,
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Mask entries checked against a set, for the complexity tests.
+    pub(crate) static ELIGIBILITY_CHECKS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
+}
+
 /// Whether entry `j` of a stale mask still names a member with the same identity.
 fn still_eligible(set: &SetView, mask: &Eligibility, j: usize) -> bool {
+    #[cfg(test)]
+    ELIGIBILITY_CHECKS.with(|c| c.set(c.get() + 1));
     let slot = mask.slots[j];
     set.is_member(slot) && set.gens[slot as usize] == mask.gens[j]
 }

@@ -2,6 +2,7 @@
 //! and which counter slots the SIMD scan must skip.
 
 use crate::device::WorkerInfo;
+use crate::remap::Remaps;
 use crate::sync::Arc;
 use crate::sync::atomic::{AtomicU32, Ordering};
 use std::collections::HashMap;
@@ -40,6 +41,13 @@ impl Liveness {
 /// The part of a snapshot that selectors see (independent of the key type).
 pub(crate) struct SetView {
     pub(crate) epoch: u64,
+    /// The epoch of the latest snapshot without some worker its predecessor
+    /// had: a mask built at or after it names only current members.
+    pub(crate) departed_at: u64,
+    /// Masks built before `departed_at`, translated to this set. Boxed: kept
+    /// inline, its 32 cells made every pick cost a few instructions more
+    /// (measured with the callgrind gate).
+    pub(crate) remaps: Box<Remaps>,
     /// Member slots in set order.
     pub(crate) members: Box<[u32]>,
     /// Per slot, padded: `0` for a member, `u32::MAX` otherwise.
@@ -104,7 +112,12 @@ pub(crate) struct Member {
 impl<W: Clone + Eq + Hash> Snapshot<W> {
     /// Builds a snapshot over `members` (in set order) for storage of
     /// `capacity` slots. Returns it with the writer's liveness handle.
-    pub(crate) fn build(epoch: u64, capacity: usize, members: &[(W, Member)]) -> (Self, Arc<Liveness>) {
+    pub(crate) fn build(
+        epoch: u64,
+        departed_at: u64,
+        capacity: usize,
+        members: &[(&W, Member)],
+    ) -> (Self, Arc<Liveness>) {
         let len = padded(capacity);
         let mut excluded = vec![u32::MAX; len].into_boxed_slice();
         let mut gens = vec![0; len].into_boxed_slice();
@@ -116,8 +129,8 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
             excluded[s] = 0;
             gens[s] = m.generation;
             info[s] = m.info;
-            index.insert(key.clone(), m.slot);
-            keys[s] = Some(key.clone());
+            index.insert((*key).clone(), m.slot);
+            keys[s] = Some((*key).clone());
         }
         let liveness = Arc::new(Liveness {
             epoch,
@@ -125,6 +138,8 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
         });
         let view = SetView {
             epoch,
+            departed_at,
+            remaps: Box::new(Remaps::new()),
             members: members.iter().map(|(_, m)| m.slot).collect(),
             // Slots are distinct, so all below `len` means exactly `0..len`.
             dense: members.iter().all(|(_, m)| (m.slot as usize) < members.len()),

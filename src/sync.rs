@@ -13,16 +13,17 @@ pub(crate) use loom::sync::{Arc, Mutex, MutexGuard};
 
 pub(crate) mod atomic {
     #[cfg(not(loom))]
-    pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+    pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
     #[cfg(loom)]
-    pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+    pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 }
 
 pub(crate) use crossbeam_utils::CachePadded;
 
-/// Locks a writer mutex, recovering from poisoning: writers keep the protected
-/// state consistent at every step, so a panic elsewhere leaves nothing half-done.
+/// Locks a writer mutex, recovering from poisoning: a writer runs all of the
+/// key type's code before it changes anything (see `writer`), so a panic
+/// under the lock leaves the state as it was before the call.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     #[cfg(not(loom))]
     {

@@ -1,6 +1,13 @@
 //! The writer side of a pool: membership changes, slot allocation and the
 //! deferred reuse of removed workers' slots. Writers are serialised by the
 //! pool's mutex and may allocate; pickers never touch any of this.
+//!
+//! Every change runs in two phases. *Staging* runs all of the key type's
+//! code (`Clone`, `Hash`, `Eq`) and builds the next snapshot, changing
+//! nothing. *Commit* moves the staged values into place and publishes, and
+//! runs no code of the key type's but `Drop`. A panic in a key's callback
+//! therefore leaves the pool exactly as it was, and the writer lock can be
+//! recovered from poisoning.
 
 use crate::Error;
 use crate::device::WorkerInfo;
@@ -8,8 +15,7 @@ use crate::slots::Slots;
 use crate::snapshot::{Liveness, Member, Snapshot};
 use crate::sync::atomic::Ordering;
 use crate::sync::{Arc, Published};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::Hash;
 
 /// A removed worker whose slot may not be reused yet.
@@ -22,105 +28,176 @@ struct Retired {
 
 pub(crate) struct Writer<W> {
     epoch: u64,
+    /// The epoch of the latest snapshot some worker left in.
+    departed_at: u64,
     /// Slots ever allocated (the scan covers `0..capacity`).
     capacity: u32,
     next_generation: u32,
-    /// Reusable slots, lowest first to keep the scanned range dense.
-    free: BinaryHeap<Reverse<u32>>,
+    /// Reusable slots; the lowest are taken first to keep the scanned range dense.
+    free: BTreeSet<u32>,
     /// The current set, in set order.
     members: Vec<(W, Member)>,
-    retired: HashMap<W, Retired>,
-    /// One per published snapshot that may still be alive.
+    /// Removed workers still draining. A list, not a map: removing from a
+    /// map would hash a key during commit.
+    retired: Vec<(W, Retired)>,
+    /// One per published snapshot that may still be alive; pruned on every
+    /// publish, so it is bounded by the snapshots readers hold.
     published: Vec<Arc<Liveness>>,
 }
 
 /// Where a key's slot comes from when it joins the set.
+#[derive(Clone, Copy)]
 enum Origin {
     Member(usize),
-    Retired,
+    Retired(usize),
     New,
+}
+
+/// A change whose user code has all run: committing it runs none.
+struct Staged<W> {
+    snapshot: Snapshot<W>,
+    liveness: Arc<Liveness>,
+    /// Fresh identities: their slot (in the order `fresh_slots` yields them)
+    /// and a clone of their key for the slot table.
+    fresh: Vec<(u32, W)>,
 }
 
 impl<W: Clone + Eq + Hash> Writer<W> {
     pub(crate) fn new() -> Self {
         Self {
             epoch: 0,
+            departed_at: 0,
             capacity: 0,
             next_generation: 0,
-            free: BinaryHeap::new(),
+            free: BTreeSet::new(),
             members: Vec::new(),
-            retired: HashMap::new(),
+            retired: Vec::new(),
             published: Vec::new(),
         }
     }
 
     /// The first snapshot: an empty set.
     pub(crate) fn initial(&mut self) -> Arc<Snapshot<W>> {
-        let (snap, live) = Snapshot::build(self.epoch, 0, &[]);
+        let (snap, live) = Snapshot::build(self.epoch, 0, 0, &[]);
         self.published.push(live);
         Arc::new(snap)
-    }
-
-    fn publish(&mut self, current: &Published<Snapshot<W>>) {
-        self.epoch += 1;
-        let (snap, live) = Snapshot::build(self.epoch, self.capacity as usize, &self.members);
-        current.store(Arc::new(snap));
-        self.published.push(live);
     }
 
     fn origin(&self, key: &W) -> Origin {
         if let Some(i) = self.members.iter().position(|(k, _)| k == key) {
             Origin::Member(i)
-        } else if self.retired.contains_key(key) {
-            Origin::Retired
+        } else if let Some(j) = self.retired.iter().position(|(k, _)| k == key) {
+            Origin::Retired(j)
         } else {
             Origin::New
         }
     }
 
-    /// Takes a slot for a new identity and assigns it to `key`.
-    fn allocate(&mut self, key: &W, info: WorkerInfo, slots: &Slots<W>) -> Result<Member, Error> {
-        let slot = match self.free.pop() {
-            Some(Reverse(slot)) => slot,
-            None if (self.capacity as usize) < slots.max() => {
-                self.capacity += 1;
-                slots.ensure(self.capacity as usize);
-                self.capacity - 1
+    /// The slots the next fresh identities will take, in order: free ones,
+    /// lowest first, then new ones past the allocated range.
+    fn fresh_slots(&self) -> impl Iterator<Item = u32> + '_ {
+        self.free.iter().copied().chain(self.capacity..)
+    }
+
+    /// Slots a change may still take.
+    fn room(&self, slots: &Slots<W>) -> usize {
+        self.free.len() + (slots.max() - self.capacity as usize)
+    }
+
+    /// Where each of `keys` joins from, once there is room for the fresh
+    /// ones. Making room may reclaim a draining worker named in `keys`, which
+    /// then needs a fresh slot too: so look again after every reclaim.
+    fn origins_with_room(&mut self, keys: &[W], slots: &Slots<W>) -> Result<Vec<Origin>, Error> {
+        loop {
+            let origins = self.origins(keys);
+            let needed = origins.iter().filter(|o| matches!(o, Origin::New)).count();
+            // Reuse before growing: reclaim while the free list is short.
+            if needed <= self.free.len() {
+                return Ok(origins);
             }
-            None => return Err(Error::CapacityExceeded { limit: slots.max() }),
-        };
-        // SAFETY: the slot is fresh or was freed by `reclaim`, which proved no
-        // snapshot, reservation or pin can reach it; we hold the writer lock.
-        unsafe { slots.keys.set(slot, Some(key.clone())) };
-        let generation = self.next_generation;
-        self.next_generation = self.next_generation.wrapping_add(1);
-        Ok(Member {
-            slot,
-            generation,
-            info,
-        })
-    }
-
-    /// Makes room for `new` fresh identities or fails without changing anything.
-    fn reserve_room(&mut self, new: usize, slots: &Slots<W>) -> Result<(), Error> {
-        if self.free.len() < new {
-            self.reclaim(slots);
-        }
-        let room = self.free.len() + (slots.max() - self.capacity as usize);
-        if room < new {
-            Err(Error::CapacityExceeded { limit: slots.max() })
-        } else {
-            Ok(())
+            if self.reclaim(slots) > 0 {
+                continue;
+            }
+            if needed <= self.room(slots) {
+                return Ok(origins);
+            }
+            return Err(Error::CapacityExceeded { limit: slots.max() });
         }
     }
 
-    /// The member for `key` joining the set: its retained slot if it was
-    /// removed while still loaded (same identity, same count), else a new one.
-    fn join(&mut self, key: &W, info: WorkerInfo, slots: &Slots<W>) -> Result<Member, Error> {
-        match self.retired.remove(key) {
-            Some(r) => Ok(Member { info, ..r.member }),
-            None => self.allocate(key, info, slots),
+    /// The member a key gets when it joins from `origin`, and the next fresh
+    /// slot if it needs one. `generation` counts the fresh ones staged so far.
+    fn joining(
+        &self,
+        origin: Origin,
+        info: WorkerInfo,
+        fresh: &mut impl Iterator<Item = u32>,
+        generation: &mut u32,
+    ) -> (Member, bool) {
+        match origin {
+            Origin::Member(i) => (self.members[i].1, false),
+            Origin::Retired(j) => (
+                Member {
+                    info,
+                    ..self.retired[j].1.member
+                },
+                false,
+            ),
+            Origin::New => {
+                let slot = fresh.next().unwrap_or(u32::MAX); // room was reserved
+                let member = Member {
+                    slot,
+                    generation: *generation,
+                    info,
+                };
+                *generation = generation.wrapping_add(1);
+                (member, true)
+            }
         }
+    }
+
+    /// Builds the snapshot for `members` (user code: it clones and hashes);
+    /// `departs` when some current member is not among them.
+    fn stage(&self, members: &[(&W, Member)], fresh: Vec<(u32, W)>, departs: bool) -> Staged<W> {
+        let top = fresh.iter().map(|&(s, _)| s + 1).max().unwrap_or(0);
+        let capacity = self.capacity.max(top) as usize;
+        let epoch = self.epoch + 1;
+        let departed_at = if departs { epoch } else { self.departed_at };
+        let (snapshot, liveness) = Snapshot::build(epoch, departed_at, capacity, members);
+        Staged {
+            snapshot,
+            liveness,
+            fresh,
+        }
+    }
+
+    /// Commit, the part every change shares: takes the staged fresh slots and
+    /// publishes. No user code runs here but `Drop`.
+    fn commit(&mut self, staged: Staged<W>, slots: &Slots<W>, current: &Published<Snapshot<W>>) {
+        let Staged {
+            snapshot,
+            liveness,
+            fresh,
+        } = staged;
+        for (slot, key) in fresh {
+            if slot >= self.capacity {
+                self.capacity = slot + 1;
+                slots.ensure(self.capacity as usize);
+            } else {
+                self.free.remove(&slot);
+            }
+            self.next_generation = self.next_generation.wrapping_add(1);
+            // SAFETY: the slot is fresh or was freed by `reclaim`, which proved no
+            // snapshot, reservation or pin can reach it; we hold the writer lock.
+            unsafe { slots.keys.set(slot, Some(key)) };
+        }
+        self.epoch += 1;
+        self.departed_at = snapshot.view.departed_at;
+        current.store(Arc::new(snapshot));
+        // Pruned here, not only in `reclaim`: a writer that never removes
+        // anyone (`set_info` in a loop) must not grow this list.
+        self.published.retain(|l| l.is_alive());
+        self.published.push(liveness);
     }
 
     pub(crate) fn insert(
@@ -130,14 +207,33 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         slots: &Slots<W>,
         current: &Published<Snapshot<W>>,
     ) -> Result<(), Error> {
-        match self.origin(&key) {
+        let origin = self.origin(&key);
+        match origin {
             Origin::Member(_) => return Err(Error::DuplicateWorker),
-            Origin::New => self.reserve_room(1, slots)?,
-            Origin::Retired => {}
+            // Reuse before growing; reclaiming only shrinks `retired`, so a
+            // new key stays new.
+            Origin::New if self.free.is_empty() && self.reclaim(slots) == 0 && self.room(slots) == 0 => {
+                return Err(Error::CapacityExceeded { limit: slots.max() });
+            }
+            _ => {}
         }
-        let member = self.join(&key, info, slots)?;
+        let mut generation = self.next_generation;
+        let (member, is_fresh) = self.joining(origin, info, &mut self.fresh_slots(), &mut generation);
+        let fresh = if is_fresh {
+            vec![(member.slot, key.clone())]
+        } else {
+            Vec::new()
+        };
+        let mut list = self.member_refs();
+        list.push((&key, member));
+        let staged = self.stage(&list, fresh, false);
+        drop(list);
+        // Commit: no key code runs from here on.
+        if let Origin::Retired(j) = origin {
+            self.retired.swap_remove(j);
+        }
         self.members.push((key, member));
-        self.publish(current);
+        self.commit(staged, slots, current);
         Ok(())
     }
 
@@ -150,15 +246,15 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         let Origin::Member(i) = self.origin(key) else {
             return Err(Error::UnknownWorker);
         };
+        let mut list = self.member_refs();
+        list.remove(i);
+        let staged = self.stage(&list, Vec::new(), true);
+        drop(list);
+        // Commit: no key code runs from here on.
         let (key, member) = self.members.remove(i);
-        self.publish(current);
-        self.retired.insert(
-            key,
-            Retired {
-                member,
-                removed_at: self.epoch,
-            },
-        );
+        let removed_at = self.epoch + 1;
+        self.retired.push((key, Retired { member, removed_at }));
+        self.commit(staged, slots, current);
         self.reclaim(slots);
         Ok(())
     }
@@ -173,47 +269,92 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         if !keys.iter().all(|k| seen.insert(k)) {
             return Err(Error::DuplicateWorker);
         }
-        let fresh = |w: &Self| keys.iter().filter(|k| matches!(w.origin(k), Origin::New)).count();
-        let needed = fresh(self);
-        self.reserve_room(needed, slots)?;
-        // Making room may have reclaimed a draining worker named in `keys`,
-        // which now needs a fresh slot too: check again, so that the joins
-        // below cannot run out half-way.
-        let needed_now = fresh(self);
-        if needed_now > needed {
-            self.reserve_room(needed_now, slots)?;
+        drop(seen);
+        let origins = self.origins_with_room(&keys, slots)?;
+        let mut fresh_slots = self.fresh_slots();
+        let mut generation = self.next_generation;
+        let mut list = Vec::with_capacity(keys.len());
+        let mut fresh = Vec::new();
+        for (key, &origin) in keys.iter().zip(&origins) {
+            let (member, is_fresh) =
+                self.joining(origin, WorkerInfo::default(), &mut fresh_slots, &mut generation);
+            if is_fresh {
+                fresh.push((member.slot, key.clone()));
+            }
+            list.push((key, member));
         }
-        let mut old: HashMap<W, Member> = self.members.drain(..).collect();
-        let mut members = Vec::with_capacity(keys.len());
-        for key in keys {
-            let member = match old.remove(&key) {
-                Some(m) => m,
-                None => self.join(&key, WorkerInfo::default(), slots)?,
-            };
-            members.push((key, member));
+        drop(fresh_slots);
+        let stays_count = origins.iter().filter(|o| matches!(o, Origin::Member(_))).count();
+        let staged = self.stage(&list, fresh, stays_count < self.members.len());
+        let new_members: Vec<Member> = list.into_iter().map(|(_, m)| m).collect();
+        // Commit: no key code runs from here on.
+        let mut stays = vec![false; self.members.len()];
+        let mut rejoin = Vec::new();
+        for origin in &origins {
+            match *origin {
+                Origin::Member(i) => stays[i] = true,
+                Origin::Retired(j) => rejoin.push(j),
+                Origin::New => {}
+            }
         }
-        self.members = members;
-        self.publish(current);
-        let removed_at = self.epoch;
-        for (key, member) in old {
-            self.retired.insert(key, Retired { member, removed_at });
+        rejoin.sort_unstable_by(|a, b| b.cmp(a));
+        for j in rejoin {
+            self.retired.swap_remove(j);
         }
+        let removed_at = self.epoch + 1;
+        let old = std::mem::replace(&mut self.members, keys.into_iter().zip(new_members).collect());
+        for ((key, member), stays) in old.into_iter().zip(stays) {
+            if !stays {
+                self.retired.push((key, Retired { member, removed_at }));
+            }
+        }
+        self.commit(staged, slots, current);
         self.reclaim(slots);
         Ok(())
+    }
+
+    /// Where each of `keys` joins from (user code: it hashes and compares).
+    fn origins(&self, keys: &[W]) -> Vec<Origin> {
+        let mut known: HashMap<&W, Origin> = HashMap::with_capacity(self.members.len() + self.retired.len());
+        known.extend(
+            self.members
+                .iter()
+                .enumerate()
+                .map(|(i, (k, _))| (k, Origin::Member(i))),
+        );
+        known.extend(
+            self.retired
+                .iter()
+                .enumerate()
+                .map(|(j, (k, _))| (k, Origin::Retired(j))),
+        );
+        keys.iter()
+            .map(|k| known.get(k).copied().unwrap_or(Origin::New))
+            .collect()
     }
 
     pub(crate) fn set_info(
         &mut self,
         key: &W,
         info: WorkerInfo,
+        slots: &Slots<W>,
         current: &Published<Snapshot<W>>,
     ) -> Result<(), Error> {
         let Origin::Member(i) = self.origin(key) else {
             return Err(Error::UnknownWorker);
         };
+        let mut list = self.member_refs();
+        list[i].1.info = info;
+        let staged = self.stage(&list, Vec::new(), false);
+        drop(list);
+        // Commit: no key code runs from here on.
         self.members[i].1.info = info;
-        self.publish(current);
+        self.commit(staged, slots, current);
         Ok(())
+    }
+
+    fn member_refs(&self) -> Vec<(&W, Member)> {
+        self.members.iter().map(|(k, m)| (k, *m)).collect()
     }
 
     /// Frees the slots of removed workers that nothing can reach any more:
@@ -226,7 +367,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         let oldest = self.published.iter().map(|l| l.epoch).min().unwrap_or(u64::MAX);
         let free = &mut self.free;
         let before = self.retired.len();
-        self.retired.retain(|_, r| {
+        self.retired.retain(|(_, r)| {
             let slot = r.member.slot;
             // Acquire pairs with the Release decrement in `Reservation::drop`:
             // the guard's last read of the key happens-before we clear it.
@@ -236,7 +377,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             if quiet {
                 // SAFETY: as established just above, nothing can reach `slot`.
                 unsafe { slots.keys.set(slot, None) };
-                free.push(Reverse(slot));
+                free.insert(slot);
             }
             !quiet
         });
@@ -245,11 +386,18 @@ impl<W: Clone + Eq + Hash> Writer<W> {
 
     /// A removed worker's retained load, while some is still in flight.
     pub(crate) fn draining_load(&self, key: &W, slots: &Slots<W>) -> Option<u32> {
-        let r = self.retired.get(key)?;
+        let (_, r) = self.retired.iter().find(|(k, _)| k == key)?;
         Some(slots.counters.get(r.member.slot).load(Ordering::Relaxed)).filter(|&load| load > 0)
     }
 
-    pub(crate) fn stats(&self) -> (usize, usize, usize) {
-        (self.retired.len(), self.free.len(), self.capacity as usize)
+    /// Draining, free, allocated slots and tracked snapshots.
+    pub(crate) fn stats(&mut self) -> (usize, usize, usize, usize) {
+        self.published.retain(|l| l.is_alive());
+        (
+            self.retired.len(),
+            self.free.len(),
+            self.capacity as usize,
+            self.published.len(),
+        )
     }
 }

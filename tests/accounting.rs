@@ -127,21 +127,3 @@ fn errors_say_what_went_wrong() {
     assert_eq!(pool.replace([1, 2, 1]), Err(Error::DuplicateWorker));
     assert_eq!(pool.len(), 1, "a refused replace changes nothing");
 }
-
-#[test]
-fn a_selector_that_finds_nothing_is_an_error_not_a_panic() {
-    use workerpick::{Choice, Context};
-    struct Picky;
-    impl Selector for Picky {
-        fn name(&self) -> &str {
-            "picky"
-        }
-        fn choose<'a>(&self, _: &mut Context<'a>) -> Option<Choice<'a>> {
-            None
-        }
-    }
-    let pool = Pool::from_workers(0..3u32).unwrap();
-    assert_eq!(pool.select(&Picky).err(), Some(Error::NoEligibleWorker));
-    assert_eq!(pool.reserve(&Picky).err(), Some(Error::NoEligibleWorker));
-    assert!(all_idle(&pool));
-}

@@ -106,3 +106,53 @@ fn the_owned_path_allocates_nothing() {
     });
     assert_eq!(n, 0, "{n} allocations");
 }
+
+#[test]
+fn string_keys_a_handle_lends_and_the_pool_clones() {
+    let pool = Pool::from_workers((0..64).map(|i| format!("worker-{i}"))).unwrap();
+    let rr = RoundRobin::new();
+    let modes: [&dyn Selector; 4] = [&Random, &rr, &PowerOfTwo, &LeastLoaded];
+    let mut h = pool.handle();
+    let mut lend = || {
+        for mode in modes {
+            let _ = h.select(mode).unwrap();
+            let _ = h.preview(mode).unwrap();
+            drop(h.reserve(mode).unwrap());
+            drop(pool.reserve(mode).unwrap());
+        }
+    };
+    lend();
+    assert_eq!(
+        allocations(|| (0..100).for_each(|_| lend())),
+        0,
+        "handle picks and reservations"
+    );
+    // `Pool::select`/`preview` return the worker by value: one `String` clone each.
+    for mode in modes {
+        let n = allocations(|| drop(std::hint::black_box(pool.select(mode).unwrap())));
+        assert_eq!(n, 1, "Pool::select with {}", mode.name());
+        let n = allocations(|| drop(std::hint::black_box(pool.preview(mode).unwrap())));
+        assert_eq!(n, 1, "Pool::preview with {}", mode.name());
+    }
+}
+
+#[test]
+fn a_stale_mask_allocates_once_per_set_then_never() {
+    let pool = Pool::from_workers(0..1024u64).unwrap();
+    let half = pool.eligibility(|w| w % 2 == 0);
+    let masked = Request::new().eligible(&half);
+    let rr = RoundRobin::new();
+    let modes: [&dyn Selector; 4] = [&Random, &rr, &PowerOfTwo, &LeastLoaded];
+    let mut h = pool.handle();
+    let mut run = || {
+        for mode in modes {
+            let _ = h.select_with(mode, &masked).unwrap();
+            drop(h.reserve_with(mode, &masked).unwrap());
+        }
+    };
+    pool.insert(5000).unwrap(); // no departure: the mask is used as it is
+    assert_eq!(allocations(&mut run), 0, "after an insert");
+    pool.remove(&0).unwrap(); // a departure: translated once for this set
+    assert!(allocations(&mut run) <= 3, "the first picks after a removal");
+    assert_eq!(allocations(|| (0..100).for_each(|_| run())), 0, "later picks");
+}

@@ -1138,7 +1138,7 @@ impl<'p> Run<'p> {
             Ok(cands) => cands,
         };
         if let Rule::Refuse = rule {
-            assert_eq!(got, Err(Error::NoEligibleWorker), "{what}");
+            assert_eq!(got, Err(Error::NoAcceptableWorker), "{what}");
             return;
         }
         let n = cands.len();
