@@ -6,16 +6,16 @@
 //!
 //! The lane arithmetic is `wide`'s `u32x4`, which compiles to single NEON instructions
 //! here (`umin`, `cmeq`, `orr`, `and`, `sub`). Two things come from `core::arch`
-//! instead, because `wide` gets them wrong for this use: the horizontal minimum and
-//! sum, which `wide` computes lane by lane on aarch64 where NEON has one instruction
-//! each (`uminv`, `addv`); and the counter loads, which must be inline `asm!` (see
-//! "Soundness of the vector loads" in the parent module), and produce a `uint32x4_t`.
+//! instead: the horizontal minimum and sum, which `wide` 1.7 computes lane by lane on
+//! aarch64 where NEON has one instruction each (`uminv`, `addv`); and the counter
+//! loads, which must be inline `asm!` (see "Soundness of the vector loads" in the
+//! parent module) and so produce a `uint32x4_t`, which `wide` converts for free.
 //!
 //! NEON has no masked load: the last 1-3 lanes of a pass are read with scalar Relaxed
 //! loads, and the missing lanes filled with `u32::MAX`, like the AVX2 masked tail.
 //!
-//! With `ALL` the scan covers every lane of `counters` and never reads `excluded` (the
-//! caller passes a null pointer).
+//! With `ALL` the scan covers every lane of `counters` and has no exclusion array to
+//! read: half the loads of a scan with one.
 
 use super::{MinTies, nth_set_bit};
 use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -58,32 +58,41 @@ macro_rules! load_counters {
 /// The lanes a scan reads: `n` counters from `c`, each ORed with the matching entry of
 /// `e` unless `ALL`.
 ///
-/// Invariant (what the constructor promises): `c` points to `n` live atomics, and
-/// unless `ALL`, `e` to `n` readable `u32`s, for as long as the value is used.
+/// Invariant (what the constructors establish from borrowed slices): `c` points to
+/// `n` live atomics, and unless `ALL`, `e` to `n` readable `u32`s, for as long as the
+/// value is used.
 struct Lanes<const ALL: bool> {
     c: *const AtomicU32,
     e: *const u32,
     n: usize,
 }
 
-impl<const ALL: bool> Lanes<ALL> {
-    /// The lanes of `counters` (and `excluded`, unless `ALL`): as many as both have.
+impl Lanes<true> {
+    /// Every lane of `counters`, with no exclusion array.
     #[inline]
-    fn new(counters: &[AtomicU32], excluded: Option<&[u32]>) -> Self {
-        match excluded {
-            Some(e) if !ALL => Lanes {
-                c: counters.as_ptr(),
-                e: e.as_ptr(),
-                n: counters.len().min(e.len()),
-            },
-            _ => Lanes {
-                c: counters.as_ptr(),
-                e: core::ptr::null(),
-                n: counters.len(),
-            },
+    fn all(counters: &[AtomicU32]) -> Self {
+        Lanes {
+            c: counters.as_ptr(),
+            e: core::ptr::null(),
+            n: counters.len(),
         }
     }
+}
 
+impl Lanes<false> {
+    /// The lanes of `counters` each ORed with the entry of `excluded`: as many as both
+    /// slices have.
+    #[inline]
+    fn masked(counters: &[AtomicU32], excluded: &[u32]) -> Self {
+        Lanes {
+            c: counters.as_ptr(),
+            e: excluded.as_ptr(),
+            n: counters.len().min(excluded.len()),
+        }
+    }
+}
+
+impl<const ALL: bool> Lanes<ALL> {
     /// The effective values of lanes `i..i + 16`, as four vectors.
     ///
     /// # Safety
@@ -285,8 +294,8 @@ pub(super) fn min_ties(counters: &[AtomicU32], excluded: Option<&[u32]>) -> MinT
         }
     }
     match excluded {
-        None => scan(&Lanes::<true>::new(counters, None)),
-        Some(_) => scan(&Lanes::<false>::new(counters, excluded)),
+        None => scan(&Lanes::all(counters)),
+        Some(e) => scan(&Lanes::masked(counters, e)),
     }
 }
 
@@ -298,7 +307,7 @@ pub(super) fn nth_tie(
     k: u32,
 ) -> Result<usize, u32> {
     match excluded {
-        None => nth(&Lanes::<true>::new(counters, None), min, k),
-        Some(_) => nth(&Lanes::<false>::new(counters, excluded), min, k),
+        None => nth(&Lanes::all(counters), min, k),
+        Some(e) => nth(&Lanes::masked(counters, e), min, k),
     }
 }
