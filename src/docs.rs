@@ -85,7 +85,8 @@
 /// removals) scans the counters alone; a request's eligibility mask, or
 /// holes, add an exclusion array ORed into each lane. The backend (AVX2,
 /// AVX-512 for masked scans, scalar) is detected once at run time, so a
-/// default `cargo build --release` gets the fast path. See
+/// default `cargo build --release` gets the fast path; on aarch64 it is NEON,
+/// part of the base architecture. See
 /// [`scan`](crate::scan) for why the vector loads of atomics are sound.
 ///
 /// # Selectors
@@ -143,9 +144,18 @@ pub mod design {}
 ///   length up to 600 and around 1 024, at every alignment, with the arrays'
 ///   ends against an unmapped page. `WORKERPICK_SCAN=avx2` (or
 ///   [`Pool::with_scan_backend`](crate::Pool::with_scan_backend)) opts out.
-/// - Packages considered and left out: `wide` picks instructions at compile
-///   time only, and on the default x86-64 target its unsigned 32-bit min is
-///   per-lane scalar (slower than a plain loop), so the scan uses `std::arch`
-///   with run-time detection instead; `portable-atomic` is not needed because
-///   every atomic here is a native 32- or 64-bit one.
+/// - The NEON kernel (the default on aarch64) has been run only under
+///   `qemu-aarch64` (`ci/aarch64.sh`): that checks its results against the
+///   scalar reference, not its speed, nor ARM's weaker memory ordering (the
+///   loom models cover the orderings). Its speed on ARM hardware is still to
+///   be measured; until then it keeps the simpler shape (up to 32 lanes the
+///   scalar one-pass read, beyond them min, count and search passes, with no
+///   per-segment tie count). `WORKERPICK_SCAN=scalar` opts out.
+/// - Packages considered: `wide` picks instructions at compile time only, and
+///   on the default x86-64 target its unsigned 32-bit min is per-lane scalar
+///   (slower than a plain loop), so the x86-64 scan uses `std::arch` with
+///   run-time detection instead. On aarch64, where NEON is the baseline, the
+///   NEON kernel does its lane arithmetic with `wide`. `portable-atomic` is
+///   not needed because every atomic here is a native 32- or 64-bit one on the
+///   supported targets (armv7's 64-bit atomics included).
 pub mod limitations {}

@@ -9,10 +9,11 @@
 //! counter; [`min_ties`] and [`nth_tie`] are its two halves. If the slices differ in
 //! length, the shorter one decides how many lanes there are.
 //!
-//! `scalar.rs` is the specification: the AVX2 and AVX-512 backends must return exactly
-//! what it returns for the same values (tested on every backend the CPU runs). The
-//! backend is chosen at run time ([`Backend::detect`]), so a default
-//! `cargo build --release` gets the vector code without `-C target-cpu` flags.
+//! `scalar.rs` is the specification: the AVX2, AVX-512 and NEON backends must return
+//! exactly what it returns for the same values (tested on every backend the CPU runs).
+//! On x86-64 the backend is chosen at run time ([`Backend::detect`]), so a default
+//! `cargo build --release` gets the vector code without `-C target-cpu` flags; on
+//! aarch64 NEON is part of the base architecture, so it is always there.
 //!
 //! # Soundness of the vector loads
 //!
@@ -33,15 +34,23 @@
 //!   by the loops, and the partial load at the end (`vpmaskmovd`, masked `vmovdqu32`)
 //!   does not access masked-off lanes at all (no read, no fault). It writes nothing and
 //!   touches no stack or flags (`pure, readonly, nostack, preserves_flags`).
+//! - On AArch64 the NEON backend loads the counters with `ld1 {v.4s}`, an element
+//!   load: the Arm Architecture Reference Manual (single-copy atomicity, B2.2.1) makes
+//!   each element access of an Advanced SIMD element or structure load that is aligned
+//!   to the element size single-copy atomic. Every lane is a 4-byte aligned
+//!   `AtomicU32`, so each is read by one atomic 4-byte access, the same argument as
+//!   above. (`ldr q`/`ldp q` are not used: their guarantee is for 8-byte halves of an
+//!   8-byte aligned access.) NEON has no masked load, so the last 1-3 lanes are read
+//!   with scalar Relaxed loads; the asm reads only in-bounds lanes.
 //! - `excluded` is plain shared-immutable memory, loaded with ordinary intrinsics.
 //!
 //! And correctness does not even rest on the first point: a scan of counters that other
 //! threads change is a hint (`min`, `ties` and the index may each be one update stale),
 //! and the caller charges a counter only through a compare-and-swap from the value it
 //! saw, on the real atomic. A stale or misread value costs a retry, never a lost or
-//! doubled count. Under `cfg(miri)` and `cfg(loom)`, and off x86-64, only the scalar
-//! backend is compiled: Miri cannot run inline asm and loom's atomics are not plain
-//! memory.
+//! doubled count. Under `cfg(miri)` and `cfg(loom)`, and off x86-64 and aarch64 (with
+//! NEON), only the scalar backend is compiled: Miri cannot run inline asm and loom's
+//! atomics are not plain memory.
 
 use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
@@ -49,6 +58,8 @@ use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
 mod avx2;
 #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
 mod avx512;
+#[cfg(all(target_arch = "aarch64", target_feature = "neon", not(any(miri, loom))))]
+mod neon;
 mod scalar;
 #[cfg(all(test, not(loom)))]
 mod tests;
@@ -75,15 +86,18 @@ pub enum Backend {
     Avx2,
     /// 16 lanes per vector (x86-64 with AVX-512F, BMI2 and POPCNT).
     Avx512,
+    /// 4 lanes per vector (aarch64, where NEON is part of the base architecture).
+    Neon,
 }
 
 impl Backend {
     /// The backend to use on this CPU, decided on the first call and cached.
     ///
     /// The fastest available backend, unless the environment variable `WORKERPICK_SCAN`
-    /// (read at that first call only) names another available one: `scalar`, `avx2` or
-    /// `avx512`; an unknown or unavailable name is ignored. Always [`Backend::Scalar`]
-    /// under Miri, under loom, and off x86-64. The first call reads the environment,
+    /// (read at that first call only) names another available one: `scalar`, `avx2`,
+    /// `avx512` or `neon`; an unknown or unavailable name is ignored. Always
+    /// [`Backend::Scalar`] under Miri, under loom, and off x86-64 and aarch64. The
+    /// first call reads the environment,
     /// which allocates: make it when building a pool, not on the first pick.
     ///
     /// ```
@@ -120,19 +134,16 @@ impl Backend {
             Backend::Scalar => "scalar",
             Backend::Avx2 => "avx2",
             Backend::Avx512 => "avx512",
+            Backend::Neon => "neon",
         }
     }
 }
 
 #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
 mod detect {
-    use super::Backend;
-    use std::ffi::OsStr;
+    use super::{BACKEND_ENV, Backend, choose};
     use std::sync::OnceLock;
     use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
-
-    /// Read once by [`Backend::detect`]: `scalar`, `avx2` or `avx512`.
-    const BACKEND_ENV: &str = "WORKERPICK_SCAN";
 
     const PROBED: u8 = 1;
     const AVX2: u8 = 2;
@@ -175,6 +186,7 @@ mod detect {
             Backend::Scalar => return true,
             Backend::Avx2 => AVX2,
             Backend::Avx512 => AVX512,
+            Backend::Neon => return false,
         };
         features() & bit != 0
     }
@@ -191,25 +203,56 @@ mod detect {
     pub(super) fn detect() -> Backend {
         *DETECTED.get_or_init(|| choose(available(), std::env::var_os(BACKEND_ENV).as_deref()))
     }
+}
 
-    /// The backend named by `request` if the CPU runs it, else the fastest available
-    /// (`available` lists them slowest first).
-    pub(super) fn choose(available: &[Backend], request: Option<&OsStr>) -> Backend {
-        let best = available.last().copied().unwrap_or(Backend::Scalar);
-        request
-            .and_then(OsStr::to_str)
-            .map(str::trim)
-            .and_then(|name| {
-                available
-                    .iter()
-                    .copied()
-                    .find(|b| b.name().eq_ignore_ascii_case(name))
-            })
-            .unwrap_or(best)
+/// NEON is part of the base architecture: nothing to probe.
+#[cfg(all(target_arch = "aarch64", target_feature = "neon", not(any(miri, loom))))]
+mod detect {
+    use super::{BACKEND_ENV, Backend, choose};
+    use std::sync::OnceLock;
+
+    static DETECTED: OnceLock<Backend> = OnceLock::new();
+
+    pub(super) fn available() -> &'static [Backend] {
+        &[Backend::Scalar, Backend::Neon]
+    }
+
+    pub(super) fn detect() -> Backend {
+        *DETECTED.get_or_init(|| choose(available(), std::env::var_os(BACKEND_ENV).as_deref()))
     }
 }
 
-#[cfg(not(all(target_arch = "x86_64", not(any(miri, loom)))))]
+/// Read once by [`Backend::detect`]: `scalar`, `avx2`, `avx512` or `neon`.
+#[cfg(any(
+    all(target_arch = "x86_64", not(any(miri, loom))),
+    all(target_arch = "aarch64", target_feature = "neon", not(any(miri, loom)))
+))]
+const BACKEND_ENV: &str = "WORKERPICK_SCAN";
+
+/// The backend named by `request` if the CPU runs it, else the fastest available
+/// (`available` lists them slowest first).
+#[cfg(any(
+    all(target_arch = "x86_64", not(any(miri, loom))),
+    all(target_arch = "aarch64", target_feature = "neon", not(any(miri, loom)))
+))]
+fn choose(available: &[Backend], request: Option<&std::ffi::OsStr>) -> Backend {
+    let best = available.last().copied().unwrap_or(Backend::Scalar);
+    request
+        .and_then(std::ffi::OsStr::to_str)
+        .map(str::trim)
+        .and_then(|name| {
+            available
+                .iter()
+                .copied()
+                .find(|b| b.name().eq_ignore_ascii_case(name))
+        })
+        .unwrap_or(best)
+}
+
+#[cfg(not(any(
+    all(target_arch = "x86_64", not(any(miri, loom))),
+    all(target_arch = "aarch64", target_feature = "neon", not(any(miri, loom)))
+)))]
 mod detect {
     use super::Backend;
 
@@ -404,6 +447,10 @@ pub fn least(
     let short = n <= SMALL_LANES;
     match (kernel, excluded) {
         (Kernel::Scalar, _) if short => return scalar::least_small(counters, excluded, draw),
+        // NEON takes scalar's one-pass read up to 32 lanes (not yet timed against a
+        // NEON version on ARM hardware), and its passes over longer scans below.
+        #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(any(miri, loom))))]
+        (Kernel::Neon, _) if short => return scalar::least_small(counters, excluded, draw),
         // SAFETY: as in `Kernel::min_ties`. The AVX-512 kernel has neither a short path
         // nor an exclusion-free scan: the AVX2 one serves both.
         #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
@@ -520,6 +567,8 @@ enum Kernel {
     Avx2,
     #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
     Avx512,
+    #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(any(miri, loom))))]
+    Neon,
 }
 
 impl Kernel {
@@ -531,6 +580,11 @@ impl Kernel {
             Backend::Avx512 if detect::supports(backend) => return Kernel::Avx512,
             Backend::Avx2 if detect::supports(backend) => return Kernel::Avx2,
             _ => {}
+        }
+        // NEON is part of the base architecture: no check.
+        #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(any(miri, loom))))]
+        if backend == Backend::Neon {
+            return Kernel::Neon;
         }
         let _ = backend;
         Kernel::Scalar
@@ -549,6 +603,8 @@ impl Kernel {
             // memory of a masked scan, serves it.
             #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
             (Kernel::Avx2 | Kernel::Avx512, _) => unsafe { avx2::min_ties(counters, excluded) },
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(any(miri, loom))))]
+            (Kernel::Neon, _) => neon::min_ties(counters, excluded),
         }
     }
 
@@ -568,6 +624,8 @@ impl Kernel {
             // SAFETY: as in `min_ties`.
             #[cfg(all(target_arch = "x86_64", not(any(miri, loom))))]
             (Kernel::Avx2 | Kernel::Avx512, _) => unsafe { avx2::nth_tie(counters, excluded, min, k) },
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(any(miri, loom))))]
+            (Kernel::Neon, _) => neon::nth_tie(counters, excluded, min, k),
         }
     }
 }

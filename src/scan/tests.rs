@@ -8,7 +8,7 @@ use super::{Backend, Kernel, Least, MinTies, least, min_ties, min_ties_all, nth_
 use proptest::prelude::*;
 use std::sync::atomic::AtomicU32;
 
-const ALL: [Backend; 3] = [Backend::Scalar, Backend::Avx2, Backend::Avx512];
+const ALL: [Backend; 4] = [Backend::Scalar, Backend::Avx2, Backend::Avx512, Backend::Neon];
 /// Longest array in the exhaustive loops. Miri runs only the scalar code (every backend
 /// falls back to it there), so a few short arrays cover it.
 const MAX_LEN: usize = if cfg!(miri) { 10 } else { 300 };
@@ -289,7 +289,8 @@ fn dispatched_backends() -> &'static [Backend] {
             Backend::Avx2 => kernel == Kernel::Avx2,
             #[cfg(all(target_arch = "x86_64", not(miri)))]
             Backend::Avx512 => kernel == Kernel::Avx512,
-            #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+            #[cfg(all(target_arch = "aarch64", not(miri)))]
+            Backend::Neon => kernel == Kernel::Neon,
             _ => false,
         };
         assert!(own, "{backend:?} is available but dispatches to {kernel:?}");
@@ -497,16 +498,24 @@ fn available_and_detect() {
     assert_eq!(Backend::detect(), Backend::detect());
     assert!(std::ptr::eq(available, Backend::available()), "cached");
     let names: Vec<&str> = ALL.iter().map(|b| b.name()).collect();
-    assert_eq!(names, ["scalar", "avx2", "avx512"]);
-    if cfg!(any(miri, not(target_arch = "x86_64"))) {
+    assert_eq!(names, ["scalar", "avx2", "avx512", "neon"]);
+    if cfg!(miri) || !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
         assert_eq!(available, [Backend::Scalar]);
+    }
+    #[cfg(all(target_arch = "aarch64", not(miri)))]
+    {
+        assert_eq!(available, [Backend::Scalar, Backend::Neon]);
+        assert!(
+            std::env::var_os("WORKERPICK_SCAN").is_some() || Backend::detect() == Backend::Neon,
+            "NEON is the default on aarch64"
+        );
     }
 }
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 #[test]
 fn env_choice_never_exceeds_the_cpu() {
-    use super::detect::choose;
+    use super::choose;
     use Backend::{Avx2, Avx512, Scalar};
     use std::ffi::OsStr;
 
@@ -522,6 +531,22 @@ fn env_choice_never_exceeds_the_cpu() {
     assert_eq!(choose(&[Scalar], os("avx2")), Scalar);
     assert_eq!(choose(&[Scalar, Avx512], os("avx2")), Avx512);
     assert_eq!(choose(&[], os("avx2")), Scalar);
+    assert_eq!(choose(&all, os("neon")), Avx512);
+}
+
+#[cfg(all(target_arch = "aarch64", not(miri)))]
+#[test]
+fn env_choice_on_aarch64() {
+    use super::choose;
+    use Backend::{Neon, Scalar};
+    use std::ffi::OsStr;
+
+    let all = [Scalar, Neon];
+    let os = |s: &'static str| Some(OsStr::new(s));
+    assert_eq!(choose(&all, None), Neon);
+    assert_eq!(choose(&all, os("scalar")), Scalar);
+    assert_eq!(choose(&all, os(" NEON\n")), Neon);
+    assert_eq!(choose(&all, os("avx2")), Neon);
 }
 
 /// Writers flip lanes between two values whose halves differ: a lane read in two
