@@ -42,6 +42,7 @@ mod eligibility;
 mod error;
 mod handle;
 mod mode;
+mod names;
 mod pick;
 mod pool;
 mod registry;

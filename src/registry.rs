@@ -1,5 +1,7 @@
-use crate::mode::{canonical, same_name};
-use crate::{Error, Mode, Selector};
+use crate::error::Error;
+use crate::mode::Mode;
+use crate::names::{canonical, same_name};
+use crate::selector::Selector;
 use core::fmt;
 use core::str::FromStr;
 use std::sync::Arc;
@@ -132,6 +134,24 @@ impl Registry {
             .iter()
             .find(|(_, canonical, _)| same_name(name, canonical))
             .map(|(_, _, factory)| factory)
+    }
+}
+
+impl Mode {
+    /// A new selector for this mode configured by `params`; a parameter the
+    /// mode does not take, or a value out of range, is an
+    /// [`Error::InvalidConfig`].
+    ///
+    /// ```
+    /// use workerpick::{Mode, Params};
+    /// let ok = Mode::DeviceAware.build(&Params::new().set("cpu-ratio", 4));
+    /// assert!(ok.is_ok());
+    /// assert!(Mode::DeviceAware.build(&Params::new().set("cpu-ratio", 0)).is_err());
+    /// assert!(Mode::Random.build(&Params::new().set("cpu-ratio", 4)).is_err());
+    /// ```
+    pub fn build(self, params: &Params) -> Result<Arc<dyn Selector>, Error> {
+        params.expect_only(self.name(), self.parameters())?;
+        self.configure(|key| params.get_u32(key))
     }
 }
 

@@ -48,9 +48,10 @@ impl Rng {
         self.0.u64(..)
     }
 
-    /// The generator's current state; two generators with equal state draw alike.
-    /// Tests use it to count draws.
-    pub fn state(&self) -> u64 {
+    /// The generator's current state; two generators with equal state draw
+    /// alike, which is how tests count a selector's draws.
+    #[cfg(test)]
+    pub(crate) fn state(&self) -> u64 {
         self.0.get_seed()
     }
 }
