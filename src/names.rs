@@ -21,11 +21,12 @@ fn fold(b: u8) -> u8 {
 
 /// `name` in the canonical form [`same_name`] compares against.
 pub(crate) fn canonical(name: &str) -> String {
-    name.trim()
-        .chars()
-        .map(|c| match c {
-            '_' | ' ' => '-',
-            c => c.to_ascii_lowercase(),
-        })
-        .collect()
+    let fold_char = |c: char| {
+        if c.is_ascii() {
+            char::from(fold(c as u8))
+        } else {
+            c
+        }
+    };
+    name.trim().chars().map(fold_char).collect()
 }

@@ -20,10 +20,11 @@ type Factory = Arc<dyn Fn(&Params) -> Result<Arc<dyn Selector>, Error> + Send + 
 /// [`resolve`](Self::resolve) builds a new selector each time (a resolved
 /// round-robin has its own cursor) and returns it as an `Arc<dyn Selector>`:
 /// share that `Arc` between router threads, and pass `&*selector` to a pick.
-/// Called this way a built-in is not inlined into the pick: the cheapest modes
-/// (random, round-robin) then run about twice the instructions of a direct
-/// call, while scanning modes hardly notice. Where that matters, match on the
-/// [`Mode`] and call the concrete type.
+/// Called this way a built-in costs one virtual call more than a direct call
+/// (to learn which built-in it is), then runs the built-in's own inlined path:
+/// a visible share of the cheapest modes (random, round-robin), hardly any of
+/// a scanning one (BENCHMARKS.md has the counts). Where that matters, match on
+/// the [`Mode`] and call the concrete type.
 ///
 /// ```
 /// use workerpick::{Choice, Context, Params, Pool, Registry, Selector};
