@@ -10,7 +10,7 @@
 #   WORKERPICK_BENCH_THREADS=1,2,4,8,16 ci/bench-report.sh   more thread counts
 #   WORKERPICK_BENCH_PASSES=5          how many passes of the target benchmarks
 #
-# The benchmarks the DESIGN targets are judged on (ours through the Handle, the
+# The benchmarks the design targets are judged on (ours through the Handle, the
 # floor primitives, the scan alone) run in several passes: the first with the
 # whole suite, the others after the thread and instruction runs, minutes apart.
 # Each pass is a criterion baseline (target/criterion/**/passK); the report

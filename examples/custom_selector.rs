@@ -44,7 +44,7 @@ impl Selector for StickyBounded {
     }
 
     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
-        if let Some(key) = cx.request().request_key() {
+        if let Some(key) = cx.request().get_key() {
             let home = cx.candidate(jump_hash(key, cx.len()))?;
             let load = cx.load(home);
             if load < self.max_load {

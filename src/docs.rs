@@ -1,14 +1,53 @@
 //! Design notes, rendered with the API docs. Nothing to call here.
 
-/// How the data structure answers DESIGN §2 and §3.
+/// How the crate is built, what must stay true, and what proves it.
 ///
-/// # Counter storage
+/// # Invariants
+/// 1. A pick returns one of its candidates (the current set, narrowed by the
+///    request's eligibility mask) or an error; it never panics, takes no lock
+///    and allocates nothing. The same holds for previews, reservations and
+///    releases.
+/// 2. A reservation books its weight on one worker's counter and gives back
+///    exactly that, exactly once (drop, unwind or explicit release); a
+///    retarget moves exactly one booking.
+/// 3. In-flight counts belong to a worker's identity, not to a snapshot: a
+///    swap keeps the counts of the workers that stay, and a removed worker's
+///    count lives until its last release (re-adding it shows that load).
+/// 4. A pick that starts after a removal returned never chooses the removed
+///    worker; a stale pick never charges a worker other than the one it names.
+/// 5. Without releases, least-loaded is exact: `T` threads reserving `k`
+///    times over `W` idle workers end at exactly `kT/W` each.
+/// 6. A preview changes nothing: no cursor advance, no booking.
+///
+/// # Layers
+/// One pick walks down and back without returning to a parent module:
+/// [`Handle`](crate::Handle) or [`Pool`](crate::Pool) loads the snapshot
+/// (`snapshot.rs`, published through the `sync` facade), `pick.rs` builds the
+/// `Context` (`selector.rs`) over the candidates and asks the selector
+/// (`selectors/`), which for least-loaded calls the scan (`scan/`) over the
+/// counter array (`slots.rs`); `pick.rs` then books the choice and hands back
+/// a [`Reservation`](crate::Reservation) (`reservation.rs`), whose drop gives
+/// the load back to the same counter. Membership changes are `writer.rs`.
+///
+/// # The mode list
+/// The built-in modes are declared once, by the `builtins!` list in
+/// `selectors/mod.rs`: one line per mode (its type and module, its canonical
+/// name and other spellings). The modules and re-exports, the hidden
+/// `Builtin` enum, the devirtualising match in `pick.rs` and
+/// [`Mode`](crate::Mode) (variants, names, spellings, parameters, factories)
+/// are generated from it; the [`Registry`](crate::Registry) resolves
+/// built-ins through `Mode`. A mode's parameters are declared in its own file
+/// (its `Configure` impl). So a new built-in is its file plus one line.
+///
+/// # Counter storage (the growth hazard)
 /// In-flight counts are one packed array of `AtomicU32`, cache-line aligned
 /// and reserved for the pool's worker limit when the pool is built (zeroed
 /// memory; on Linux untouched pages cost nothing). It never moves and is freed
 /// only with the pool. A [`Reservation`](crate::Reservation) borrows the pool,
 /// so its counter outlives it by construction: adding workers cannot lose a
-/// decrement, and booking or releasing touches no reference count.
+/// decrement, and booking or releasing touches no reference count. Worker
+/// keys and pin counts live in chunks allocated as the set grows, published
+/// with a Release store that readers Acquire.
 ///
 /// # Snapshots
 /// The worker set is an immutable snapshot (member slots in set order, an
@@ -16,7 +55,8 @@
 /// attributes and keys) published through `arc-swap`. A
 /// [`Handle`](crate::Handle) keeps an `arc_swap::Cache` of it and revalidates
 /// it with one pointer comparison per pick, so a worker removed before a pick
-/// starts is never chosen by it.
+/// starts is never chosen by it. Writers serialise among themselves and may
+/// allocate; pickers never wait for them.
 ///
 /// # Slot reuse (the stale-pick hazard)
 /// A removed worker's slot is handed to another worker only when (1) no live
@@ -26,7 +66,9 @@
 /// Release of every release). A pick that loaded an old snapshot keeps that
 /// snapshot alive, so its compare-and-swap can only land on the worker it
 /// names. Re-adding the same key while its load is alive revives the same slot
-/// and identity, so the retained load shows.
+/// and identity, so the retained load shows. An eligibility mask built from
+/// an older snapshot is checked entry by entry against the current identity
+/// generations, so it never admits a slot's next owner.
 ///
 /// # Membership changes and panics
 /// Writers are serialised by a mutex and run each change in two phases.
@@ -67,7 +109,9 @@
 /// With no releases loads only grow, so a successful swap from the scanned
 /// minimum books a true global minimum: `T` threads reserving `k` times over
 /// `W` idle workers end at exactly `kT/W` each. A release that lands between
-/// the scan and the swap can make a pick one release stale.
+/// the scan and the swap can make a pick one release stale. Bookings are
+/// Relaxed: the count itself is the only datum, and slot reuse is ordered by
+/// the snapshot liveness above, not by the counters.
 ///
 /// # The least-loaded scan
 /// One SIMD pass over the packed counters finds the minimum (a branch-free
@@ -89,12 +133,28 @@
 /// part of the base architecture. See
 /// [`scan`](crate::scan) for why the vector loads of atomics are sound.
 ///
+/// # The tie-break
+/// Ties are broken uniformly at random in every scanning mode. Rejection
+/// tries: each try draws a lane uniformly over all `n` lanes and keeps it
+/// only if it is at the minimum, so conditioned on being kept it is uniform
+/// over the `t` ties, whichever try keeps it. Counting: a draw over the `t`
+/// ties counted, then the `k`-th tie in lane order, is uniform by
+/// construction. [`Context::least_loaded_by`](crate::Context::least_loaded_by)
+/// (the scalar path) and device-aware's groups count ties in one pass and
+/// draw once only when there are several. Lanes that move between passes can
+/// shift the odds slightly, never the guarantee: the pick is a lane seen at
+/// the minimum, and the compare-and-swap checks it still is. Power-of-two
+/// takes the first of its two draws on a tie (the two draws are already
+/// uniform and distinct).
+///
 /// # Selectors
 /// Modes are plug-ins behind the object-safe [`Selector`](crate::Selector)
 /// trait; the pool's entry points are generic over `S: Selector + ?Sized`, so
-/// a built-in called directly is monomorphised and a `&dyn Selector` costs one
-/// indirect call. A [`Slot`](crate::Slot) carries the lifetime of its pick, so
-/// a selector can only answer with a candidate of the pick at hand.
+/// a built-in called directly is monomorphised, and a `&dyn Selector` that
+/// holds a built-in costs one virtual call (its hidden `builtin` method) and
+/// a jump into the same inlined path. A [`Slot`](crate::Slot) carries the
+/// lifetime of its pick, so a selector can only answer with a candidate of
+/// the pick at hand.
 ///
 /// # Owned forms
 /// An [`OwnedReservation`](crate::OwnedReservation) must keep the counter
@@ -107,6 +167,35 @@
 /// line moves only when a reservation is released on another thread. The
 /// booking and the release are the borrowed path's code: an owned reservation
 /// takes over a borrowed one's booking and rebuilds it to release.
+///
+/// # Loom builds
+/// Everything that differs under `--cfg loom` is in the crate-private `sync`
+/// module: loom's atomics, `Arc`, `Mutex` and `UnsafeCell`; a mutex model of
+/// the `arc-swap` cell and cache (arc-swap is not loom-aware); tiny storage
+/// sizes; the counter array built atom by atom; a fixed random seed. Public
+/// constants do not change. The scan compiles only its scalar kernel there.
+///
+/// # What proves it
+/// | claim | proof |
+/// |---|---|
+/// | releases land exactly once, counts return to 0 | loom `reserve_release`, tests `accounting`, fuzz `ops` and `concurrent` |
+/// | CAS bookings race releases; least-loaded exact without releases | loom `cas_races`, tests `threads` |
+/// | a stale pick never charges another worker; reuse after last release | loom `stale_pick`, tests `churn` and `stress` |
+/// | growth loses no decrement | loom `growth`, tests `churn` |
+/// | a retarget moves one booking | loom `retarget`, tests `accounting` |
+/// | round-robin tickets distinct, preview free | loom `round_robin`, unit tests in `selectors` |
+/// | each mode's rule and draws | unit tests in `selectors` against a sequential reference; tests `device_aware` |
+/// | SIMD kernels equal the scalar reference | unit and property tests in `scan`, fuzz `scan` (reads past a slice fault) |
+/// | no undefined behaviour, no data race in unsafe code | Miri over the unit tests and `stress` (`ci/miri.sh`) |
+/// | real `arc-swap` and hardware reorderings | tests `stress` (bounded in time) |
+/// | no allocation on picks and releases | tests `alloc` (counting allocator) |
+/// | a panic in a key's `Clone`/`Hash`/`Eq` leaves the pool consistent | tests `panic_safety` (panic on the k-th call, every k) |
+/// | a stale mask costs what a fresh one does, never admits a newcomer | unit tests in `remap` and `eligibility`; benches `single` (stale vs fresh) |
+/// | writer memory bounded without `reclaim` | tests `writer_memory` |
+/// | owned reservations release once, keep storage alive | tests `owned`, `hold`, `route`; Miri over `owned` |
+/// | AVX-512 kernels equal scalar | `ci/avx512.sh` (instruction emulator, unmapped-page tails) |
+/// | NEON kernels equal scalar | `ci/aarch64.sh` (unit and stress tests under `qemu-aarch64`) |
+/// | the cost of each hot path, `&dyn` included | the callgrind gate (`ci/iai.sh`, budgets in `iai/budgets.toml`) |
 pub mod design {}
 
 /// What this crate does not do, and the edges of what it does.

@@ -53,6 +53,7 @@ mod handle;
 #[cfg(feature = "futures")]
 mod hold;
 mod mode;
+mod names;
 mod owned;
 mod pick;
 mod pool;

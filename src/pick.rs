@@ -3,7 +3,7 @@
 //! compare-and-swap.
 
 use crate::reservation::add_load;
-use crate::selector::{Builtin, Candidates, Choice, Context, Intent};
+use crate::selector::{Candidates, Choice, Context, Intent};
 use crate::snapshot::Snapshot;
 use crate::sync::atomic::Ordering;
 use crate::{Error, Pool, Request, Reservation, Rng, Selector};
@@ -52,15 +52,19 @@ fn ask<'a, S: Selector + ?Sized>(selector: &S, cx: &mut Context<'a>) -> Result<C
 /// Calls `$body` with `$s` bound to the concrete built-in behind `$selector`,
 /// or to `$selector` itself. For a concrete selector type the match folds
 /// away; through `&dyn Selector` it costs one virtual call and a jump, and each
-/// built-in then runs the same inlined path as a direct call.
+/// built-in then runs the same inlined path as a direct call. The arms come
+/// from the mode list (`selectors::builtins!`).
 macro_rules! devirtualize {
     ($selector:expr, |$s:ident| $body:expr) => {
+        crate::selectors::builtins!(devirtualize_arms($selector, $s, $body))
+    };
+}
+
+/// The match of [`devirtualize!`], one arm per built-in mode.
+macro_rules! devirtualize_arms {
+    (($selector:expr, $s:ident, $body:expr) $($(#[$doc:meta])* $ty:ident($module:ident) $($name:literal)|+;)*) => {
         match $selector.builtin() {
-            Some(Builtin::Random($s)) => $body,
-            Some(Builtin::RoundRobin($s)) => $body,
-            Some(Builtin::PowerOfTwo($s)) => $body,
-            Some(Builtin::LeastLoaded($s)) => $body,
-            Some(Builtin::DeviceAware($s)) => $body,
+            $(Some(crate::selectors::Builtin::$ty($s)) => $body,)*
             None => {
                 let $s = $selector;
                 $body

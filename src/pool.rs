@@ -94,7 +94,7 @@ fn next_pool_id() -> u64 {
 impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// An empty pool for up to [`DEFAULT_MAX_WORKERS`](crate::DEFAULT_MAX_WORKERS) worker slots.
     pub fn new() -> Self {
-        Self::with_limit(crate::DEFAULT_MAX_WORKERS)
+        Self::with_limit(crate::sync::MODEL_MAX_WORKERS.unwrap_or(crate::slots::DEFAULT_MAX_WORKERS))
     }
 
     /// An empty pool for up to `max` worker slots (live workers plus removed

@@ -1,5 +1,7 @@
-use crate::mode::{canonical, same_name};
-use crate::{Error, Mode, Selector};
+use crate::error::Error;
+use crate::mode::Mode;
+use crate::names::{canonical, same_name};
+use crate::selector::Selector;
 use core::fmt;
 use core::str::FromStr;
 use std::sync::Arc;
@@ -18,10 +20,11 @@ type Factory = Arc<dyn Fn(&Params) -> Result<Arc<dyn Selector>, Error> + Send + 
 /// [`resolve`](Self::resolve) builds a new selector each time (a resolved
 /// round-robin has its own cursor) and returns it as an `Arc<dyn Selector>`:
 /// share that `Arc` between router threads, and pass `&*selector` to a pick.
-/// Called this way a built-in is not inlined into the pick: the cheapest modes
-/// (random, round-robin) then run about twice the instructions of a direct
-/// call, while scanning modes hardly notice. Where that matters, match on the
-/// [`Mode`] and call the concrete type.
+/// Called this way a built-in costs one virtual call more than a direct call
+/// (to learn which built-in it is), then runs the built-in's own inlined path:
+/// a visible share of the cheapest modes (random, round-robin), hardly any of
+/// a scanning one (BENCHMARKS.md has the counts). Where that matters, match on
+/// the [`Mode`] and call the concrete type.
 ///
 /// ```
 /// use workerpick::{Choice, Context, Params, Pool, Registry, Selector};
@@ -132,6 +135,24 @@ impl Registry {
             .iter()
             .find(|(_, canonical, _)| same_name(name, canonical))
             .map(|(_, _, factory)| factory)
+    }
+}
+
+impl Mode {
+    /// A new selector for this mode configured by `params`; a parameter the
+    /// mode does not take, or a value out of range, is an
+    /// [`Error::InvalidConfig`].
+    ///
+    /// ```
+    /// use workerpick::{Mode, Params};
+    /// let ok = Mode::DeviceAware.build(&Params::new().set("cpu-ratio", 4));
+    /// assert!(ok.is_ok());
+    /// assert!(Mode::DeviceAware.build(&Params::new().set("cpu-ratio", 0)).is_err());
+    /// assert!(Mode::Random.build(&Params::new().set("cpu-ratio", 4)).is_err());
+    /// ```
+    pub fn build(self, params: &Params) -> Result<Arc<dyn Selector>, Error> {
+        params.expect_only(self.name(), self.parameters())?;
+        self.configure(|key| params.get_u32(key))
     }
 }
 

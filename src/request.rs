@@ -1,4 +1,5 @@
-use crate::Eligibility;
+use crate::cache_hits::CacheHits;
+use crate::eligibility::Eligibility;
 
 /// Per-request inputs to a pick: which workers are eligible, how much load the
 /// request charges, and an optional request key for sticky selectors.
@@ -19,7 +20,7 @@ pub struct Request<'a> {
     pub(crate) mask: Option<&'a Eligibility>,
     pub(crate) weight: u32,
     pub(crate) key: Option<u64>,
-    pub(crate) cache: Option<&'a crate::CacheHits>,
+    pub(crate) cache: Option<&'a CacheHits>,
 }
 
 impl<'a> Request<'a> {
@@ -54,23 +55,42 @@ impl<'a> Request<'a> {
     }
 
     /// Per-worker cache hits for the device-aware mode.
-    pub const fn cache_hits(mut self, hits: &'a crate::CacheHits) -> Self {
+    pub const fn cache_hits(mut self, hits: &'a CacheHits) -> Self {
         self.cache = Some(hits);
         self
     }
 
-    /// The weight a reservation for this request charges.
-    pub const fn charge(&self) -> u32 {
+    /// The load a reservation for this request charges, as set by
+    /// [`weight`](Self::weight). Getters take `get_` because the builder
+    /// already holds the concept's name (as `std::process::Command` does).
+    ///
+    /// ```
+    /// use workerpick::Request;
+    /// assert_eq!(Request::new().get_weight(), 1);
+    /// assert_eq!(Request::new().weight(512).get_weight(), 512);
+    /// ```
+    pub const fn get_weight(&self) -> u32 {
         self.weight
     }
 
-    /// The request key, if any.
-    pub const fn request_key(&self) -> Option<u64> {
+    /// The request key, if [`key`](Self::key) set one.
+    ///
+    /// ```
+    /// use workerpick::Request;
+    /// assert_eq!(Request::new().key(7).get_key(), Some(7));
+    /// assert_eq!(Request::new().get_key(), None);
+    /// ```
+    pub const fn get_key(&self) -> Option<u64> {
         self.key
     }
 
-    /// The cache hits, if any.
-    pub const fn hits(&self) -> Option<&'a crate::CacheHits> {
+    /// The cache hits, if [`cache_hits`](Self::cache_hits) set them.
+    ///
+    /// ```
+    /// use workerpick::Request;
+    /// assert!(Request::new().get_cache_hits().is_none());
+    /// ```
+    pub const fn get_cache_hits(&self) -> Option<&'a CacheHits> {
         self.cache
     }
 }

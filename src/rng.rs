@@ -17,14 +17,7 @@ pub struct Rng(fastrand::Rng);
 impl Rng {
     /// A generator seeded from the thread-local source (fixed under loom).
     pub fn new() -> Self {
-        #[cfg(not(loom))]
-        {
-            Self(fastrand::Rng::with_seed(fastrand::u64(..)))
-        }
-        #[cfg(loom)]
-        {
-            Self::with_seed(0x5eed)
-        }
+        Self::with_seed(crate::sync::random_seed())
     }
 
     /// A generator that yields the same draws for the same seed.
@@ -48,9 +41,10 @@ impl Rng {
         self.0.u64(..)
     }
 
-    /// The generator's current state; two generators with equal state draw alike.
-    /// Tests use it to count draws.
-    pub fn state(&self) -> u64 {
+    /// The generator's current state; two generators with equal state draw
+    /// alike, which is how tests count a selector's draws.
+    #[cfg(test)]
+    pub(crate) fn state(&self) -> u64 {
         self.0.get_seed()
     }
 }

@@ -45,31 +45,14 @@ pub trait Selector: Send + Sync {
     /// Picks one candidate, or `None` if it finds none acceptable.
     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>>;
 
-    /// Whether a router should book load for this mode's picks (a hint for
-    /// callers choosing between `select` and `reserve`).
-    fn charges(&self) -> bool {
-        true
-    }
-
     /// The built-in mode behind this selector, if it is one: lets a call
     /// through `&dyn Selector` take the same inlined path as a direct call.
     /// Custom selectors keep the default.
     #[doc(hidden)]
     #[inline(always)]
-    fn builtin(&self) -> Option<Builtin<'_>> {
+    fn builtin(&self) -> Option<crate::selectors::Builtin<'_>> {
         None
     }
-}
-
-/// The built-in modes, by reference (see [`Selector::builtin`]).
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug)]
-pub enum Builtin<'s> {
-    Random(&'s crate::Random),
-    RoundRobin(&'s crate::RoundRobin),
-    PowerOfTwo(&'s crate::PowerOfTwo),
-    LeastLoaded(&'s crate::LeastLoaded),
-    DeviceAware(&'s crate::DeviceAware),
 }
 
 impl<S: Selector + ?Sized> Selector for &S {
@@ -80,11 +63,8 @@ impl<S: Selector + ?Sized> Selector for &S {
     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
         (**self).choose(cx)
     }
-    fn charges(&self) -> bool {
-        (**self).charges()
-    }
     #[inline(always)]
-    fn builtin(&self) -> Option<Builtin<'_>> {
+    fn builtin(&self) -> Option<crate::selectors::Builtin<'_>> {
         (**self).builtin()
     }
 }
@@ -97,11 +77,8 @@ impl<S: Selector + ?Sized> Selector for Box<S> {
     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
         (**self).choose(cx)
     }
-    fn charges(&self) -> bool {
-        (**self).charges()
-    }
     #[inline(always)]
-    fn builtin(&self) -> Option<Builtin<'_>> {
+    fn builtin(&self) -> Option<crate::selectors::Builtin<'_>> {
         (**self).builtin()
     }
 }
@@ -114,11 +91,8 @@ impl<S: Selector + ?Sized> Selector for std::sync::Arc<S> {
     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
         (**self).choose(cx)
     }
-    fn charges(&self) -> bool {
-        (**self).charges()
-    }
     #[inline(always)]
-    fn builtin(&self) -> Option<Builtin<'_>> {
+    fn builtin(&self) -> Option<crate::selectors::Builtin<'_>> {
         (**self).builtin()
     }
 }

@@ -4,129 +4,56 @@
 //! The counters are one contiguous array sized for the pool's worker limit,
 //! allocated zeroed up front (untouched pages cost no memory on Linux) and
 //! never moved or freed while the pool lives. Growing the set therefore never
-//! moves a counter and cannot lose a decrement (DESIGN §2, second hazard),
-//! reservations reach their counter with one index, and the least-loaded scan
+//! moves a counter and cannot lose a decrement (the growth hazard of
+//! [`docs::design`](crate::docs::design)), reservations reach their counter with one index, and the least-loaded scan
 //! reads one packed slice. Keys are kept in chunks allocated as the set grows.
 //! Slots are *reused*, never freed; when a slot may be reused is decided by the
 //! writer (see `writer::reclaim`).
 
 use crate::snapshot::padded;
-use crate::sync::UnsafeCell;
-use crate::sync::atomic::{AtomicU32, Ordering};
+use crate::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use crate::sync::{AtomicArray, KEY_CHUNK as CHUNK, UnsafeCell};
 use core::ptr;
-
-#[cfg(loom)]
-use loom::sync::atomic::AtomicPtr;
-#[cfg(not(loom))]
-use std::sync::atomic::AtomicPtr;
-
-/// Slots per chunk of keys.
-#[cfg(not(loom))]
-const CHUNK: usize = 1024;
-#[cfg(loom)]
-const CHUNK: usize = 2;
 
 /// The default limit on worker slots in one pool: live workers plus removed
 /// workers whose reservations are still alive. [`Pool::with_max_workers`]
 /// sets another.
 ///
 /// [`Pool::with_max_workers`]: crate::Pool::with_max_workers
-pub const DEFAULT_MAX_WORKERS: usize = if cfg!(loom) { 8 } else { 1 << 16 };
+pub const DEFAULT_MAX_WORKERS: usize = 1 << 16;
 
 /// The largest limit a pool accepts.
 pub const MAX_WORKERS_LIMIT: usize = 1 << 26;
 
 /// The in-flight counters: one packed, cache-line-aligned array.
 pub(crate) struct Counters {
-    #[cfg(not(loom))]
-    base: ptr::NonNull<AtomicU32>,
-    #[cfg(loom)]
-    cells: Box<[AtomicU32]>,
-    len: usize,
-}
-
-#[cfg(not(loom))]
-fn counters_layout(len: usize) -> std::alloc::Layout {
-    match std::alloc::Layout::array::<AtomicU32>(len).and_then(|l| l.align_to(64)) {
-        Ok(layout) => layout,
-        Err(_) => unreachable!("workerpick: counter array size is bounded by MAX_WORKERS_LIMIT"),
-    }
+    cells: AtomicArray,
 }
 
 impl Counters {
     /// Counters for slots `0..len`, all zero.
     pub(crate) fn new(len: usize) -> Self {
-        let len = len.max(1);
-        #[cfg(not(loom))]
-        {
-            let layout = counters_layout(len);
-            // SAFETY: `layout` has a non-zero size.
-            let raw = unsafe { std::alloc::alloc_zeroed(layout) };
-            let Some(base) = ptr::NonNull::new(raw.cast::<AtomicU32>()) else {
-                std::alloc::handle_alloc_error(layout)
-            };
-            // Zeroed memory is a valid `AtomicU32` array of zeros.
-            Self { base, len }
-        }
-        #[cfg(loom)]
-        {
-            Self {
-                cells: (0..len).map(|_| AtomicU32::new(0)).collect(),
-                len,
-            }
+        Self {
+            cells: AtomicArray::new(len),
         }
     }
 
     /// The counters of slots `0..end` (or fewer, if `end` exceeds the array).
     #[inline(always)]
     pub(crate) fn slice(&self, end: usize) -> &[AtomicU32] {
-        let end = end.min(self.len);
-        #[cfg(not(loom))]
-        {
-            // SAFETY: `base` points to `len` initialised atomics that live as
-            // long as `self`, and `end <= len`.
-            unsafe { core::slice::from_raw_parts(self.base.as_ptr(), end) }
-        }
-        #[cfg(loom)]
-        {
-            &self.cells[..end]
-        }
+        let cells = self.cells.as_slice();
+        &cells[..end.min(cells.len())]
     }
 
     /// The counter of `slot`. Every slot reachable from a snapshot is in range.
     #[inline(always)]
     pub(crate) fn get(&self, slot: u32) -> &AtomicU32 {
-        let slot = slot as usize;
-        if slot >= self.len {
-            unreachable_slot();
-        }
-        #[cfg(not(loom))]
-        {
-            // SAFETY: `slot < len`, see `slice`.
-            unsafe { &*self.base.as_ptr().add(slot) }
-        }
-        #[cfg(loom)]
-        {
-            &self.cells[slot]
+        match self.cells.as_slice().get(slot as usize) {
+            Some(counter) => counter,
+            None => unreachable_slot(),
         }
     }
 }
-
-#[cfg(not(loom))]
-impl Drop for Counters {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout; `&mut self` means no
-        // reference into it is alive.
-        unsafe { std::alloc::dealloc(self.base.as_ptr().cast(), counters_layout(self.len)) }
-    }
-}
-
-// SAFETY: the array holds only atomics, owned by `Counters`.
-#[cfg(not(loom))]
-unsafe impl Send for Counters {}
-// SAFETY: shared access only hands out `&AtomicU32`.
-#[cfg(not(loom))]
-unsafe impl Sync for Counters {}
 
 #[cold]
 #[inline(never)]
@@ -164,7 +91,9 @@ impl<W> Keys<W> {
             Some(entry) => entry.load(Ordering::Acquire),
             None => unreachable_slot(),
         };
-        // SAFETY: as in `Counters::chunk`; callers only pass allocated slots.
+        // SAFETY: a non-null entry was made by `Box::into_raw` in `grow` and
+        // is freed only when `self` drops; the Acquire above makes the chunk's
+        // initialisation visible. A null entry answers `None`.
         match unsafe { p.as_ref() } {
             Some(c) => c,
             None => unreachable_slot(),
@@ -206,8 +135,8 @@ impl<W> Keys<W> {
     ///
     /// # Safety
     /// Writers only, serialised, and only while no reader can reach `slot`:
-    /// it is fresh, or `pool::reclaim` has shown that no snapshot naming it is
-    /// alive and that its counter and pins are zero.
+    /// it is fresh, or `writer::reclaim` has shown that no snapshot naming it
+    /// is alive and that its counter and pins are zero.
     pub(crate) unsafe fn set(&self, slot: u32, key: Option<W>) {
         let cell = &self.chunk(slot).keys[slot as usize % CHUNK];
         // SAFETY: per this function's contract nothing else accesses the cell.

@@ -3,16 +3,10 @@
 
 use crate::device::WorkerInfo;
 use crate::remap::Remaps;
-use crate::sync::Arc;
 use crate::sync::atomic::{AtomicU32, Ordering};
+use crate::sync::{Arc, LANE_PAD};
 use std::collections::HashMap;
 use std::hash::Hash;
-
-/// Lanes the exclusion array is padded to, so every SIMD block is whole.
-#[cfg(not(loom))]
-pub(crate) const LANE_PAD: usize = 16;
-#[cfg(loom)]
-pub(crate) const LANE_PAD: usize = 4;
 
 /// Scan length for `slots` allocated slots.
 pub(crate) fn padded(slots: usize) -> usize {
@@ -22,8 +16,9 @@ pub(crate) fn padded(slots: usize) -> usize {
 /// Marks a published snapshot alive until its last reference drops.
 ///
 /// The writer keeps a clone per published snapshot; a removed worker's slot is
-/// reused only once every snapshot that still named it is gone (DESIGN §2,
-/// first hazard: a stale pick never charges the slot's next owner).
+/// reused only once every snapshot that still named it is gone (the
+/// stale-pick hazard of [`docs::design`](crate::docs::design): a stale pick
+/// never charges the slot's next owner).
 pub(crate) struct Liveness {
     pub(crate) epoch: u64,
     alive: AtomicU32,

@@ -1,9 +1,13 @@
-//! The one place the crate takes its synchronisation primitives from.
+//! The one place the crate takes its synchronisation primitives from, and the
+//! only place that says `cfg(loom)`.
 //!
 //! Under `--cfg loom` every atomic, `Arc`, `Mutex` and `UnsafeCell` is loom's, and
 //! the `arc-swap` cell that publishes worker-set snapshots is replaced by a small
 //! honest model (a loom `Mutex<Arc<T>>`): arc-swap is not loom-aware, and a
 //! hand-made pointer stand-in would report races production does not have.
+//! Loom builds also get tiny storage sizes (models explore every interleaving,
+//! so they must stay small), an ordinary allocation for the counter array
+//! (loom's atomics are not valid when zeroed), and a fixed random seed.
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::{Arc, Mutex, MutexGuard};
@@ -81,9 +85,7 @@ mod published {
             self.0.load()
         }
 
-        /// Publishes `value`. When this returns, no new `load` sees the old value,
-        /// and every outstanding guard on the old value holds a real strong count
-        /// (arc-swap pays its debts in `swap`), so `Arc::strong_count` is exact.
+        /// Publishes `value`. When this returns, no new `load` sees the old value.
         pub(crate) fn store(&self, value: Arc<T>) {
             drop(self.0.swap(value));
         }
@@ -214,3 +216,99 @@ mod published {
 }
 
 pub(crate) use published::{Cached, Guard, OwnedCached, Published};
+
+/// Slots per chunk of worker keys.
+pub(crate) const KEY_CHUNK: usize = if cfg!(loom) { 2 } else { 1024 };
+
+/// Lanes the scan's exclusion array is padded to: a whole AVX-512 block of
+/// `u32` (loom builds scan with the scalar kernel only).
+pub(crate) const LANE_PAD: usize = if cfg!(loom) { 4 } else { 16 };
+
+/// The slot limit `Pool::new` uses under loom, where a pool's storage must
+/// stay a handful of slots; `None` in real builds, which take the public
+/// `DEFAULT_MAX_WORKERS`.
+pub(crate) const MODEL_MAX_WORKERS: Option<usize> = if cfg!(loom) { Some(8) } else { None };
+
+/// A seed for a fresh random generator: from the thread-local source, or a
+/// fixed one under loom so that every explored interleaving draws alike.
+pub(crate) fn random_seed() -> u64 {
+    if cfg!(loom) { 0x5eed } else { fastrand::u64(..) }
+}
+
+#[cfg(not(loom))]
+mod atomic_array {
+    use super::atomic::AtomicU32;
+    use core::ptr::NonNull;
+    use std::alloc::{self, Layout};
+
+    /// `len` atomics, zero, in one cache-line-aligned allocation that never
+    /// moves. Allocated zeroed: untouched pages cost no memory on Linux, so a
+    /// pool can reserve counters for its whole worker limit up front.
+    pub(crate) struct AtomicArray {
+        base: NonNull<AtomicU32>,
+        len: usize,
+    }
+
+    fn layout(len: usize) -> Layout {
+        match Layout::array::<AtomicU32>(len).and_then(|l| l.align_to(64)) {
+            Ok(layout) => layout,
+            Err(_) => unreachable!("workerpick: counter array size is bounded by MAX_WORKERS_LIMIT"),
+        }
+    }
+
+    impl AtomicArray {
+        /// `len.max(1)` zeroed atomics.
+        pub(crate) fn new(len: usize) -> Self {
+            let len = len.max(1);
+            let layout = layout(len);
+            // SAFETY: `layout` has a non-zero size (`len >= 1`).
+            let raw = unsafe { alloc::alloc_zeroed(layout) };
+            let Some(base) = NonNull::new(raw.cast::<AtomicU32>()) else {
+                alloc::handle_alloc_error(layout)
+            };
+            // Zeroed memory is a valid `AtomicU32` array of zeros.
+            Self { base, len }
+        }
+
+        #[inline(always)]
+        pub(crate) fn as_slice(&self) -> &[AtomicU32] {
+            // SAFETY: `base` points to `len` initialised atomics, allocated in
+            // `new` and freed only in `drop`, so they outlive `&self`.
+            unsafe { core::slice::from_raw_parts(self.base.as_ptr(), self.len) }
+        }
+    }
+
+    impl Drop for AtomicArray {
+        fn drop(&mut self) {
+            // SAFETY: allocated in `new` with this layout; `&mut self` means no
+            // reference into it is alive.
+            unsafe { alloc::dealloc(self.base.as_ptr().cast(), layout(self.len)) }
+        }
+    }
+
+    // SAFETY: the array holds only atomics, owned by `AtomicArray`.
+    unsafe impl Send for AtomicArray {}
+    // SAFETY: shared access only hands out `&AtomicU32`.
+    unsafe impl Sync for AtomicArray {}
+}
+
+#[cfg(loom)]
+mod atomic_array {
+    use super::atomic::AtomicU32;
+
+    /// Loom model of the zeroed counter array: loom's atomics carry state, so
+    /// they are built one by one.
+    pub(crate) struct AtomicArray(Box<[AtomicU32]>);
+
+    impl AtomicArray {
+        pub(crate) fn new(len: usize) -> Self {
+            Self((0..len.max(1)).map(|_| AtomicU32::new(0)).collect())
+        }
+
+        pub(crate) fn as_slice(&self) -> &[AtomicU32] {
+            &self.0
+        }
+    }
+}
+
+pub(crate) use atomic_array::AtomicArray;

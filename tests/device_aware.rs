@@ -1,4 +1,4 @@
-//! The device-aware mode against DESIGN §1.1, example by example, and against
+//! The device-aware mode against its documented rule, example by example, and against
 //! a sequential reference model.
 
 use proptest::prelude::*;
@@ -435,7 +435,7 @@ struct Model {
     eligible: bool,
 }
 
-/// The workers DESIGN §1.1 allows, and whether the pick is charged.
+/// The workers the device-aware rule allows, and whether the pick is charged.
 fn reference(ws: &[Model], needed: u32, r: u32) -> (Vec<usize>, bool) {
     let cands: Vec<usize> = (0..ws.len()).filter(|&i| ws[i].eligible).collect();
     let least = |keep: &dyn Fn(usize) -> bool| -> Vec<usize> {

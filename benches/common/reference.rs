@@ -1,4 +1,4 @@
-//! The lock-based design `workerpick` replaces (DESIGN §5), kept in bench code
+//! The lock-based design `workerpick` replaces, kept in bench code
 //! so every group measures it beside ours in the same run.
 //!
 //! What makes it "the reference" and not a strawman:

@@ -1,8 +1,8 @@
-//! Figures quoted from DESIGN §5 (not measured by this run): the reference
-//! anchors measured earlier on this kind of machine, and the seed's published
-//! numbers from other hardware.
+//! Figures quoted from the design targets (not measured by this run): the
+//! reference anchors measured earlier on this kind of machine, and the numbers
+//! published for the plugin-based router this crate replaces (other hardware).
 
-/// DESIGN §5: the lock-based reference, median ns per select + reserve +
+/// The lock-based reference as measured earlier, median ns per select + reserve +
 /// release at 8, 64, 1024 and 10 000 workers, in the order of `MODES`.
 pub const ANCHORS: [[f64; 4]; 4] = [
     [15.0, 15.0, 15.0, 16.0],
@@ -11,7 +11,7 @@ pub const ANCHORS: [[f64; 4]; 4] = [
     [188.0, 1016.0, 15228.0, 154748.0],
 ];
 
-/// DESIGN §5: the seed's published numbers (other hardware).
+/// The numbers published for the router this crate replaces (other hardware).
 pub struct Seed {
     pub random: &'static str,
     pub round_robin: &'static str,

@@ -1,8 +1,10 @@
-use crate::{Choice, Context, DeviceKind, Error, Selector, Slot};
+use crate::device::DeviceKind;
+use crate::error::Error;
+use crate::selector::{Choice, Context, Selector, Slot};
+use crate::selectors::{Builtin, Configure};
 
 /// Balances requests between CPU and accelerator workers, and sends a request
-/// whose cache keys a worker already holds to that worker for free
-/// (DESIGN §1.1).
+/// whose cache keys a worker already holds to that worker for free.
 ///
 /// Each worker's [`DeviceKind`] comes from its [`WorkerInfo`](crate::WorkerInfo)
 /// (set with [`Pool::insert_with`](crate::Pool::insert_with), changed with
@@ -29,9 +31,9 @@ use crate::{Choice, Context, DeviceKind, Error, Selector, Slot};
 /// picks the split may lag by the picks in flight. A pick is one scalar pass
 /// over the candidates (two when there is a tie) and allocates nothing.
 ///
-/// The design text lets ratios below 1 fall back to 8; here the only way to
-/// get a ratio is [`with_cpu_ratio`](Self::with_cpu_ratio), which refuses 0,
-/// so a misconfigured 0 is reported instead of silently replaced.
+/// A ratio below 1 is refused, not replaced by the default: the only way to
+/// set one is [`with_cpu_ratio`](Self::with_cpu_ratio) (or the `cpu-ratio`
+/// parameter, which calls it), so a misconfigured 0 is reported.
 ///
 /// ```
 /// use workerpick::{DeviceAware, DeviceKind, Pool, WorkerInfo};
@@ -156,11 +158,11 @@ fn full_hit<'a>(cx: &Context<'a>, slot: Slot<'a>, needed: u32) -> bool {
 
 impl Selector for DeviceAware {
     fn name(&self) -> &str {
-        "device-aware"
+        Self::NAME
     }
 
     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
-        let needed = cx.request().hits().map_or(0, |h| h.needed());
+        let needed = cx.request().get_cache_hits().map_or(0, |h| h.needed());
         let mut full = Group::EMPTY;
         let mut cpu = Group::EMPTY;
         let mut acc = Group::EMPTY;
@@ -200,7 +202,15 @@ impl Selector for DeviceAware {
     }
 
     #[inline(always)]
-    fn builtin(&self) -> Option<crate::selector::Builtin<'_>> {
-        Some(crate::selector::Builtin::DeviceAware(self))
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        Some(self.into())
+    }
+}
+
+impl Configure for DeviceAware {
+    const PARAMETERS: &'static [&'static str] = &["cpu-ratio"];
+
+    fn configure(param: impl Fn(&str) -> Result<Option<u32>, Error>) -> Result<Self, Error> {
+        Self::with_cpu_ratio(param("cpu-ratio")?.unwrap_or(Self::DEFAULT_CPU_RATIO))
     }
 }

@@ -1,4 +1,5 @@
-use crate::{Choice, Context, Selector};
+use crate::selector::{Choice, Context, Selector};
+use crate::selectors::{Builtin, Configure};
 
 /// The minimum in-flight load over all candidates, ties broken uniformly at
 /// random. The scan is a SIMD min-reduction over the packed counters.
@@ -30,7 +31,7 @@ impl LeastLoaded {
 
 impl Selector for LeastLoaded {
     fn name(&self) -> &str {
-        "least-loaded"
+        Self::NAME
     }
 
     #[inline(always)]
@@ -40,7 +41,9 @@ impl Selector for LeastLoaded {
     }
 
     #[inline(always)]
-    fn builtin(&self) -> Option<crate::selector::Builtin<'_>> {
-        Some(crate::selector::Builtin::LeastLoaded(self))
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        Some(self.into())
     }
 }
+
+impl Configure for LeastLoaded {}

@@ -1,16 +1,83 @@
-//! The built-in modes.
+//! The built-in modes, and the one list that declares them.
+//!
+//! A new built-in is its own file here (the type, its `Selector` impl, its
+//! `Configure` impl) plus one line in [`builtins!`]. The list feeds every
+//! place that must know all built-ins: the modules and re-exports below, the
+//! [`Builtin`] dispatch enum, the devirtualising match of the pick path, and
+//! [`Mode`](crate::Mode) with its names, aliases and parameters (and through
+//! it the registry).
 
-mod device_aware;
-mod least_loaded;
-mod power_of_two;
-mod random;
-mod round_robin;
+use crate::error::Error;
+use crate::selector::Selector;
 
-pub use device_aware::DeviceAware;
-pub use least_loaded::LeastLoaded;
-pub use power_of_two::PowerOfTwo;
-pub use random::Random;
-pub use round_robin::RoundRobin;
+/// Calls `$then!` with `($($args)*)` and then the list of built-in modes, one
+/// entry each: its doc line, its type and module, its canonical name, then the
+/// other spellings `Mode`'s `FromStr` accepts (all in canonical form: lower
+/// case, `-`). The order is the order `Mode::ALL` and the registry list them.
+macro_rules! builtins {
+    ($then:ident $(($($args:tt)*))?) => {
+        $then! {
+            ($($($args)*)?)
+            /// [`Random`](crate::Random): one uniform draw.
+            Random(random) "random";
+            /// [`RoundRobin`](crate::RoundRobin): a shared cursor.
+            RoundRobin(round_robin) "round-robin" | "roundrobin" | "rr";
+            /// [`LeastLoaded`](crate::LeastLoaded): the minimum in-flight load.
+            LeastLoaded(least_loaded) "least-loaded" | "leastloaded";
+            /// [`PowerOfTwo`](crate::PowerOfTwo): the less loaded of two draws.
+            PowerOfTwo(power_of_two) "power-of-two" | "poweroftwo" | "power-of-two-choices" | "p2c";
+            /// [`DeviceAware`](crate::DeviceAware): CPU/accelerator balance and cache hits.
+            DeviceAware(device_aware) "device-aware" | "deviceaware" | "device-aware-weighted";
+        }
+    };
+}
+pub(crate) use builtins;
+
+/// The modules, their re-exports, the [`Builtin`] enum and each type's
+/// canonical name.
+macro_rules! declare {
+    (() $($(#[$doc:meta])* $ty:ident($module:ident) $name:literal $(| $alias:literal)*;)*) => {
+        $(
+            mod $module;
+            pub use $module::$ty;
+
+            impl $ty {
+                /// The canonical name, as the mode list spells it.
+                pub(crate) const NAME: &'static str = $name;
+            }
+
+            impl<'s> From<&'s $ty> for Builtin<'s> {
+                #[inline(always)]
+                fn from(s: &'s $ty) -> Self {
+                    Builtin::$ty(s)
+                }
+            }
+        )*
+
+        /// The built-in modes, by reference (see [`Selector::builtin`]).
+        #[doc(hidden)]
+        #[derive(Clone, Copy, Debug)]
+        pub enum Builtin<'s> {
+            $($ty(&'s $ty),)*
+        }
+    };
+}
+builtins!(declare);
+
+/// How a built-in is made from its parameters. Parameters are whole numbers,
+/// read by canonical name; which ones a mode takes is part of the mode, so its
+/// own file says.
+pub(crate) trait Configure: Selector + Default + 'static {
+    /// The parameters it takes, by canonical name.
+    const PARAMETERS: &'static [&'static str] = &[];
+
+    /// The selector for the values `param` reads (`None`: not set). The
+    /// default takes no parameters.
+    fn configure(param: impl Fn(&str) -> Result<Option<u32>, Error>) -> Result<Self, Error> {
+        let _ = param;
+        Ok(Self::default())
+    }
+}
 
 #[cfg(test)]
 mod tests;

@@ -1,4 +1,5 @@
-use crate::{Choice, Context, Selector};
+use crate::selector::{Choice, Context, Selector};
+use crate::selectors::{Builtin, Configure};
 
 /// Power of two choices: two distinct uniform candidates, the less loaded wins
 /// (the first on a tie). Reservations book it with a compare-and-swap that
@@ -27,7 +28,7 @@ impl PowerOfTwo {
 
 impl Selector for PowerOfTwo {
     fn name(&self) -> &str {
-        "power-of-two"
+        Self::NAME
     }
 
     #[inline(always)]
@@ -55,7 +56,9 @@ impl Selector for PowerOfTwo {
     }
 
     #[inline(always)]
-    fn builtin(&self) -> Option<crate::selector::Builtin<'_>> {
-        Some(crate::selector::Builtin::PowerOfTwo(self))
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        Some(self.into())
     }
 }
+
+impl Configure for PowerOfTwo {}

@@ -1,4 +1,5 @@
-use crate::{Choice, Context, Selector};
+use crate::selector::{Choice, Context, Selector};
+use crate::selectors::{Builtin, Configure};
 
 /// One uniform draw over the candidates. Reads no load.
 ///
@@ -20,7 +21,7 @@ impl Random {
 
 impl Selector for Random {
     fn name(&self) -> &str {
-        "random"
+        Self::NAME
     }
 
     #[inline(always)]
@@ -30,12 +31,10 @@ impl Selector for Random {
         cx.candidate(i as usize).map(Choice::unvalidated)
     }
 
-    fn charges(&self) -> bool {
-        false
-    }
-
     #[inline(always)]
-    fn builtin(&self) -> Option<crate::selector::Builtin<'_>> {
-        Some(crate::selector::Builtin::Random(self))
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        Some(self.into())
     }
 }
+
+impl Configure for Random {}

@@ -1,6 +1,7 @@
+use crate::selector::{Choice, Context, Intent, Selector};
+use crate::selectors::{Builtin, Configure};
 use crate::sync::CachePadded;
 use crate::sync::atomic::{AtomicUsize, Ordering};
-use crate::{Choice, Context, Intent, Selector};
 
 /// A shared cursor, one `fetch_add(1)` per pick; candidate = cursor mod n.
 ///
@@ -34,7 +35,7 @@ impl RoundRobin {
 
 impl Selector for RoundRobin {
     fn name(&self) -> &str {
-        "round-robin"
+        Self::NAME
     }
 
     #[inline(always)]
@@ -52,12 +53,10 @@ impl Selector for RoundRobin {
         cx.candidate(ticket % n).map(Choice::unvalidated)
     }
 
-    fn charges(&self) -> bool {
-        false
-    }
-
     #[inline(always)]
-    fn builtin(&self) -> Option<crate::selector::Builtin<'_>> {
-        Some(crate::selector::Builtin::RoundRobin(self))
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        Some(self.into())
     }
 }
+
+impl Configure for RoundRobin {}

@@ -1,8 +1,12 @@
 //! Each mode's rule, its random draws and its load reads, against a
 //! sequential reference that replays the same draws.
 
-use crate::selector::{Candidates, Context, Intent};
-use crate::{Choice, Eligibility, LeastLoaded, Pool, PowerOfTwo, Random, Request, Rng, RoundRobin, Selector};
+use crate::eligibility::Eligibility;
+use crate::pool::Pool;
+use crate::request::Request;
+use crate::rng::Rng;
+use crate::selector::{Candidates, Choice, Context, Intent, Selector};
+use crate::selectors::{LeastLoaded, PowerOfTwo, Random, RoundRobin};
 
 /// Runs one `choose` on `pool`'s current set; returns the chosen worker and
 /// how many loads the selector read.
