@@ -40,7 +40,7 @@ target_benches='^(floor/|scan/[0-9]+/least/|(random|round-robin|power-of-two|lea
 
 if [ "$render_only" = 0 ]; then
     echo "=== building the benches"
-    cargo bench --no-run --bench allocs --bench single --bench threads --bench ir --bench report
+    cargo bench -p workerpick-benches --no-run --bench allocs --bench single --bench threads --bench ir --bench report
     # A full run starts clean so no result from an older run is reported.
     rm -rf "$target/criterion" "$out"
     mkdir -p "$out"
@@ -63,14 +63,14 @@ if [ "$render_only" = 0 ]; then
     } >"$out/run.txt"
     start=$SECONDS
     echo "=== allocations"
-    cargo bench --bench allocs
+    cargo bench -p workerpick-benches --bench allocs
     echo "=== single thread (pass 1 of $passes for the target benchmarks)"
-    cargo bench --bench single -- --save-baseline pass1 "${crit_args[@]}"
+    cargo bench -p workerpick-benches --bench single -- --save-baseline pass1 "${crit_args[@]}"
     echo "=== threads ($WORKERPICK_BENCH_THREADS)"
-    cargo bench --bench threads -- "${crit_args[@]}"
+    cargo bench -p workerpick-benches --bench threads -- "${crit_args[@]}"
     if command -v valgrind >/dev/null; then
         echo "=== instructions per operation (callgrind)"
-        ir=$(cargo bench --no-run --bench ir 2>&1 | sed -n 's/.*Executable.*(\(.*\)).*/\1/p' | tail -1)
+        ir=$(cargo bench -p workerpick-benches --no-run --bench ir 2>&1 | sed -n 's/.*Executable.*(\(.*\)).*/\1/p' | tail -1)
         count_ir() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$ir" run "$1" "$2" 2>&1 |
             sed -n 's/.*Collected : *\([0-9]*\).*/\1/p'; }
         for name in $("$ir" list); do
@@ -84,7 +84,7 @@ if [ "$render_only" = 0 ]; then
     fi
     for ((k = 2; k <= passes; k++)); do
         echo "=== target benchmarks, pass $k of $passes"
-        cargo bench --bench single -- --save-baseline "pass$k" "${crit_args[@]}" "$target_benches"
+        cargo bench -p workerpick-benches --bench single -- --save-baseline "pass$k" "${crit_args[@]}" "$target_benches"
     done
     {
         echo "load_after=$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -93,4 +93,4 @@ if [ "$render_only" = 0 ]; then
 fi
 
 echo "=== report"
-cargo bench --bench report -- --write
+cargo bench -p workerpick-benches --bench report -- --write

@@ -128,7 +128,7 @@ impl Data {
 fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"))
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
 }
 
 /// Criterion's result in one output folder (`new`, `pass1`, …): its id and estimate.
@@ -956,7 +956,7 @@ fn main() {
     let data = load();
     let out = render(&data);
     if std::env::args().any(|a| a == "--write") {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("BENCHMARKS.md");
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../BENCHMARKS.md");
         std::fs::write(&path, out).unwrap();
         println!("report: wrote {} from {} results", path.display(), data.est.len());
     } else {

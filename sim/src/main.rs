@@ -3,13 +3,12 @@
 //! to the fleet.
 //!
 //! ```text
-//! cargo run --release --example simulate              # every mode, ~10 s
-//! cargo run --release --example simulate -- --help    # the knobs
-//! cargo run --release --example simulate -- --modes least-loaded,random --plot load.svg
+//! cargo run --release -p workerpick-sim              # every mode, ~10 s
+//! cargo run --release -p workerpick-sim -- --help    # the knobs
+//! cargo run --release -p workerpick-sim -- --modes least-loaded,random --plot load.svg
 //! ```
 
-#[path = "simulate/mod.rs"]
-mod sim;
+use workerpick_sim as sim;
 
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -24,7 +23,7 @@ use workerpick::DeviceKind;
 /// simulated fleet, and reports per mode: throughput, latency, per-worker load,
 /// a mid-run fleet change, and the classic 8/8/8/8 check.
 #[derive(Parser, Debug)]
-#[command(version)]
+#[command(version, allow_negative_numbers = true)]
 struct Args {
     /// Workers in the fleet.
     #[arg(short, long, default_value_t = 8)]
@@ -84,6 +83,14 @@ enum FormatArg {
     Json,
 }
 
+/// Server threads a run may start (one per worker slot): more than a machine
+/// schedules usefully, and well below where thread creation starts to fail.
+const MAX_SERVER_THREADS: usize = 4096;
+
+/// The longest one request may be served for at the slowest speed: a run
+/// is meant to take seconds.
+const MAX_SERVICE: Duration = Duration::from_secs(10);
+
 impl Args {
     fn config(&self) -> Result<sim::Config, String> {
         let positive = |what: &str, ok: bool| {
@@ -105,6 +112,28 @@ impl Args {
             "--service-ms",
             self.service_ms > 0.0 && self.service_ms.is_finite(),
         )?;
+        if self.workers > workerpick::DEFAULT_MAX_WORKERS {
+            return Err(format!(
+                "--workers {} is above the pool's limit of {} workers",
+                self.workers,
+                workerpick::DEFAULT_MAX_WORKERS
+            ));
+        }
+        if self.workers.saturating_mul(self.slots) > MAX_SERVER_THREADS {
+            return Err(format!(
+                "--workers {} x --slots {} needs one server thread per slot, more than {MAX_SERVER_THREADS}",
+                self.workers, self.slots
+            ));
+        }
+        let slowest = self.speeds.iter().copied().fold(f64::INFINITY, f64::min);
+        let longest = self.service_ms / 1e3 / slowest;
+        if longest.is_nan() || longest > MAX_SERVICE.as_secs_f64() {
+            return Err(format!(
+                "--speeds {slowest} makes a request of --service-ms {} take {longest:.3e} s, over {} s",
+                self.service_ms,
+                MAX_SERVICE.as_secs()
+            ));
+        }
         for m in &self.modes {
             sim::modes::selector(m)?;
         }
@@ -187,7 +216,18 @@ impl sim::Progress for Bar {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
+        Err(e) => {
+            // clap's first line names the argument and the problem; its usage
+            // hint follows in lines of its own.
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or_default();
+            eprintln!("simulate: {}", first.trim_start_matches("error: "));
+            return ExitCode::from(2);
+        }
+    };
     let config = match args.config() {
         Ok(c) => c,
         Err(e) => {
