@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the benchmark suite on this machine and regenerates BENCHMARKS.md from
 # its results (criterion's JSON and the allocation counts): no number in
-# BENCHMARKS.md is typed by hand.
+# BENCHMARKS.md is typed by hand. The peers (benches/peers: pingora, tower) run
+# in the same run; pingora's zlib-ng (libz-ng-sys, through flate2) builds with
+# cmake, which this script installs with apt-get when it is missing.
 #
 #   ci/bench-report.sh                 full run (~15 min on 2 busy cores), then the report
 #   ci/bench-report.sh --render-only   rebuild BENCHMARKS.md from the last run's results
@@ -31,7 +33,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-target=${CARGO_TARGET_DIR:-target}
+target=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 out=$target/bench-report
 export WORKERPICK_BENCH_THREADS=${WORKERPICK_BENCH_THREADS:-1,2}
 passes=${WORKERPICK_BENCH_PASSES:-5}
@@ -41,6 +43,13 @@ target_benches='^(floor/|scan/[0-9]+/least/|(random|round-robin|power-of-two|lea
 if [ "$render_only" = 0 ]; then
     echo "=== building the benches"
     cargo bench -p workerpick-benches --no-run --bench allocs --bench single --bench threads --bench ir --bench report
+    echo "=== building the peers"
+    if ! command -v cmake >/dev/null; then
+        echo "+ apt-get install -y cmake (pingora's libz-ng-sys needs it)"
+        sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+        $sudo apt-get install -y cmake || { $sudo apt-get update && $sudo apt-get install -y cmake; }
+    fi
+    cargo bench --manifest-path benches/peers/Cargo.toml --no-run
     # A full run starts clean so no result from an older run is reported.
     rm -rf "$target/criterion" "$out"
     mkdir -p "$out"
@@ -82,6 +91,11 @@ if [ "$render_only" = 0 ]; then
     else
         echo "=== valgrind not found: no instruction counts"
     fi
+    echo "=== peers (benches/peers: pingora-load-balancing, tower)"
+    # Its own workspace and lockfile (target dir benches/peers/target unless
+    # CARGO_TARGET_DIR says otherwise); results go into the same criterion tree.
+    WORKERPICK_REPORT_DIR="$out" CRITERION_HOME="$target/criterion" \
+        cargo bench --manifest-path benches/peers/Cargo.toml --bench peers -- "${crit_args[@]}"
     for ((k = 2; k <= passes; k++)); do
         echo "=== target benchmarks, pass $k of $passes"
         cargo bench -p workerpick-benches --bench single -- --save-baseline "pass$k" "${crit_args[@]}" "$target_benches"

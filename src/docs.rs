@@ -41,6 +41,10 @@
 /// minimum books a true global minimum: `T` threads reserving `k` times over
 /// `W` idle workers end at exactly `kT/W` each. A release that lands between
 /// the scan and the swap can make a pick one release stale.
+/// A reservation keeps the address of its worker's key in the slot storage,
+/// found while the pick still holds its snapshot and before the swap (whose
+/// fence would otherwise hold those dependent loads back), so reading the
+/// worker back is one load.
 ///
 /// # The least-loaded scan
 /// One SIMD pass over the packed counters finds the minimum (a branch-free
@@ -67,6 +71,16 @@
 /// a built-in called directly is monomorphised and a `&dyn Selector` costs one
 /// indirect call. A [`Slot`](crate::Slot) carries the lifetime of its pick, so
 /// a selector can only answer with a candidate of the pick at hand.
+///
+/// # Repository layout
+/// The library is the root package; `cargo test` and `cargo build` at the
+/// root build only it. The load simulator (`sim/`, `cargo run --release -p
+/// workerpick-sim`), the criterion benchmarks and the `BENCHMARKS.md`
+/// generator (`benches/`, package `workerpick-benches`) and the
+/// instruction-count gate (`iai/`) are workspace members built when named.
+/// The peer libraries the benchmarks compare against (`benches/peers/`) and
+/// the fuzz targets (`fuzz/`) are crates of their own, outside the workspace,
+/// so their dependencies never enter the library's build.
 pub mod design {}
 
 /// What this crate does not do, and the edges of what it does.
