@@ -83,9 +83,15 @@ enum FormatArg {
     Json,
 }
 
-/// Server threads a run may start (one per worker slot): more than a machine
-/// schedules usefully, and well below where thread creation starts to fail.
-const MAX_SERVER_THREADS: usize = 4096;
+/// Router threads a run may start.
+const MAX_ROUTER_THREADS: usize = 1024;
+
+/// Requests per mode: the run keeps three 8-byte records per request.
+const MAX_REQUESTS: usize = 10_000_000;
+
+/// Requests in flight: a run starts a server thread for each one that can be
+/// served at once, so this bounds its threads whatever the fleet's size.
+const MAX_CONCURRENCY: usize = 4096;
 
 /// The longest one request may be served for at the slowest speed: a run
 /// is meant to take seconds.
@@ -119,11 +125,20 @@ impl Args {
                 workerpick::DEFAULT_MAX_WORKERS
             ));
         }
-        if self.workers.saturating_mul(self.slots) > MAX_SERVER_THREADS {
-            return Err(format!(
-                "--workers {} x --slots {} needs one server thread per slot, more than {MAX_SERVER_THREADS}",
-                self.workers, self.slots
-            ));
+        for (flag, value, max) in [
+            ("--threads", self.threads, MAX_ROUTER_THREADS),
+            ("--requests", self.requests, MAX_REQUESTS),
+            ("--concurrency", self.concurrency, MAX_CONCURRENCY),
+        ] {
+            if value > max {
+                return Err(format!("{flag} {value} is above this simulator's limit of {max}"));
+            }
+        }
+        let max_ms = MAX_SERVICE.as_secs_f64() * 1e3;
+        if let Some(ms) = self.out_ms
+            && !(0.0..=max_ms).contains(&ms)
+        {
+            return Err(format!("--out-ms {ms} is outside 0..={max_ms}"));
         }
         let slowest = self.speeds.iter().copied().fold(f64::INFINITY, f64::min);
         let longest = self.service_ms / 1e3 / slowest;
@@ -143,7 +158,7 @@ impl Args {
             at: 0.4,
             out_for: self
                 .out_ms
-                .map_or(service / 2, |ms| Duration::from_secs_f64(ms.max(0.0) / 1e3)),
+                .map_or(service / 2, |ms| Duration::from_secs_f64(ms / 1e3)),
         });
         if churn.is_some() && self.churn_worker as usize >= self.workers {
             return Err(format!(
@@ -185,7 +200,9 @@ impl Args {
                 threads: self.threads,
                 seed: self.seed,
                 churn,
-                sample_every: Duration::from_millis(1),
+                // Every sample holds one count per worker: large fleets are
+                // sampled less often, so memory stays bounded.
+                sample_every: Duration::from_micros(self.workers.max(1000) as u64),
             },
             bursts: self.bursts,
             classic_requests: 400,

@@ -1,48 +1,90 @@
-//! The two waiting places of a run: a worker's queue and the admission gate.
+//! The two waiting places of a run: the workers' queues and the admission gate.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Condvar, Mutex};
 
-/// A worker's queue of booked requests, served by its server threads.
-pub struct Queue<T> {
-    jobs: Mutex<VecDeque<T>>,
+/// Every worker's queue of booked requests, served by one shared set of
+/// server threads.
+///
+/// A worker serves at most `slots` jobs at once and queues the rest, exactly as
+/// if it had `slots` threads of its own; the threads are shared, so a fleet of
+/// any size needs only as many as can be busy at once, which is at most the
+/// requests in flight.
+pub struct Servers<T> {
+    state: Mutex<State<T>>,
     ready: Condvar,
+    slots: usize,
 }
 
-impl<T> Queue<T> {
-    /// An empty queue with room for `n` jobs.
-    pub fn with_capacity(n: usize) -> Self {
+struct State<T> {
+    /// Per worker: jobs waiting for one of its slots.
+    waiting: Vec<VecDeque<T>>,
+    /// Per worker: slots in use.
+    busy: Vec<usize>,
+    /// Jobs that hold a slot, with their worker, waiting for a thread.
+    started: VecDeque<(usize, T)>,
+}
+
+impl<T> Servers<T> {
+    /// Queues for `workers` workers of `slots` slots each.
+    pub fn new(workers: usize, slots: usize) -> Self {
         Self {
-            jobs: Mutex::new(VecDeque::with_capacity(n)),
+            state: Mutex::new(State {
+                waiting: (0..workers).map(|_| VecDeque::new()).collect(),
+                busy: vec![0; workers],
+                started: VecDeque::new(),
+            }),
             ready: Condvar::new(),
+            slots,
         }
     }
 
-    /// Adds a job and wakes one server.
-    pub fn push(&self, job: T) {
-        self.jobs.lock().unwrap().push_back(job);
-        self.ready.notify_one();
+    /// Hands `job` to worker `w`: it starts if one of `w`'s slots is free, and
+    /// waits in `w`'s queue otherwise.
+    pub fn push(&self, w: usize, job: T) {
+        let mut s = self.state.lock().unwrap();
+        if s.busy[w] < self.slots {
+            s.busy[w] += 1;
+            s.started.push_back((w, job));
+            drop(s);
+            self.ready.notify_one();
+        } else {
+            s.waiting[w].push_back(job);
+        }
     }
 
-    /// The next job, or `None` once `closed` is set and the queue is empty.
-    pub fn pop(&self, closed: &AtomicBool) -> Option<T> {
-        let mut jobs = self.jobs.lock().unwrap();
+    /// The next started job and its worker, or `None` once `closed` is set and
+    /// none is left.
+    pub fn next(&self, closed: &AtomicBool) -> Option<(usize, T)> {
+        let mut s = self.state.lock().unwrap();
         loop {
-            if let Some(job) = jobs.pop_front() {
+            if let Some(job) = s.started.pop_front() {
                 return Some(job);
             }
             if closed.load(Relaxed) {
                 return None;
             }
-            jobs = self.ready.wait(jobs).unwrap();
+            s = self.ready.wait(s).unwrap();
+        }
+    }
+
+    /// Worker `w` finished a job: the slot goes to its next waiting job, if any.
+    pub fn done(&self, w: usize) {
+        let mut s = self.state.lock().unwrap();
+        if let Some(job) = s.waiting[w].pop_front() {
+            s.started.push_back((w, job));
+            drop(s);
+            self.ready.notify_one();
+        } else {
+            s.busy[w] -= 1;
         }
     }
 
     /// Wakes every server to see that the run is closed.
     pub fn close(&self) {
         // Taking the lock orders this wake-up after any server's check of `closed`.
-        drop(self.jobs.lock().unwrap());
+        drop(self.state.lock().unwrap());
         self.ready.notify_all();
     }
 }

@@ -37,10 +37,33 @@ fn workers_beyond_the_pool_limit_are_refused() {
     refused(&["--workers", "100000"], "--workers");
 }
 
+/// A fleet far beyond one thread per worker slot runs, on threads bounded by
+/// the requests in flight (before: one thread per slot, a spawn failure at
+/// 5 000 workers).
 #[test]
-fn fleets_needing_too_many_threads_are_refused() {
-    refused(&["--workers", "5000"], "--workers");
-    refused(&["--workers", "600", "--slots", "64"], "--slots");
+fn a_large_fleet_runs_on_a_bounded_number_of_threads() {
+    let out = table(&[
+        "--workers",
+        "20000",
+        "--speeds",
+        "1",
+        "--slots",
+        "8",
+        "-n",
+        "400",
+        "--bursts",
+        "2",
+        "--modes",
+        "least-loaded",
+    ]);
+    assert!(out.contains("Invariants held"), "{out}");
+}
+
+#[test]
+fn sizes_that_would_exhaust_memory_or_threads_are_refused() {
+    refused(&["--threads", "100000"], "--threads");
+    refused(&["--requests", "1000000000000"], "--requests");
+    refused(&["--concurrency", "1000000000"], "--concurrency");
 }
 
 #[test]
@@ -55,6 +78,8 @@ fn negative_numbers_are_refused_by_name() {
     refused(&["-n", "-1"], "--requests");
     refused(&["--speeds", "-1"], "--speeds");
     refused(&["--service-ms", "-2"], "--service-ms");
+    refused(&["--out-ms", "-1"], "--out-ms");
+    refused(&["--out-ms", "1e300"], "--out-ms");
 }
 
 /// A quick run of `args` (each test gives `--requests` and `--bursts`); its table.
