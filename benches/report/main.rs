@@ -346,7 +346,7 @@ fn targets_table(d: &Data) -> String {
         (
             "round-robin",
             "select",
-            6.0,
+            4.0,
             SEED.round_robin,
             vec![("arc_swap-cache-load", 1.0), ("fetch_add", 1.0)],
             "rng-below",
@@ -354,7 +354,7 @@ fn targets_table(d: &Data) -> String {
         (
             "power-of-two",
             "reserve",
-            12.0,
+            10.0,
             SEED.power_of_two,
             vec![
                 ("arc_swap-cache-load", 1.0),
@@ -413,8 +413,8 @@ fn targets_table(d: &Data) -> String {
     }
     for (n, target, seed) in [
         (8, 15.0, "—"),
-        (1024, 60.0, SEED.least_loaded_1024),
-        (10_000, 500.0, SEED.least_loaded_10000),
+        (1024, 45.0, SEED.least_loaded_1024),
+        (10_000, 350.0, SEED.least_loaded_10000),
     ] {
         let id = format!("least-loaded/{n}/reserve/{OURS}");
         let v = d.best(&id);
