@@ -16,6 +16,7 @@ mod common;
 
 use common::Mode;
 use common::reference::Reference;
+use common::thread_counts::thread_counts;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::sync::Barrier;
@@ -24,17 +25,6 @@ use workerpick::{Pool, Rng, Selector};
 
 const WORKERS: [usize; 2] = [64, 1024];
 const MODES: [Mode; 3] = [Mode::PowerOfTwo, Mode::LeastLoaded, Mode::RoundRobin];
-
-fn thread_counts() -> Vec<usize> {
-    let spec = std::env::var("WORKERPICK_BENCH_THREADS").unwrap_or_else(|_| "1,2".into());
-    spec.split(',')
-        .map(|t| {
-            t.trim()
-                .parse()
-                .expect("WORKERPICK_BENCH_THREADS: comma-separated counts")
-        })
-        .collect()
-}
 
 /// Operations per thread in one criterion iteration: enough that a sample of
 /// the slowest case (the reference least-loaded over 1024 workers) is not one

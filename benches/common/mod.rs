@@ -4,8 +4,10 @@
 // Each bench binary uses a different part of this module.
 #![allow(dead_code)]
 
+pub mod counting;
 pub mod cpu_time;
 pub mod reference;
+pub mod thread_counts;
 
 use reference::{Policy, RefLeastLoaded, RefPowerOfTwo, RefRandom, RefRoundRobin};
 use std::path::PathBuf;

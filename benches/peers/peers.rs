@@ -21,50 +21,33 @@
 //! Thread groups (`threads{T}-held0`, from `WORKERPICK_BENCH_THREADS`) run the
 //! thread-safe ones: pingora's `select` and the buffered tower balancer.
 
+#[path = "../common/counting.rs"]
+mod counting;
 #[path = "../common/cpu_time.rs"]
 mod cpu_time;
+#[path = "../common/thread_counts.rs"]
+mod thread_counts;
 
+use counting::Counting;
 use cpu_time::CpuTime;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use pingora_load_balancing::LoadBalancer;
 use pingora_load_balancing::selection::{BackendIter, BackendSelection, Random, RoundRobin};
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::convert::Infallible;
 use std::future::{Future, Ready, ready};
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::pin::pin;
 use std::sync::Barrier;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
+use thread_counts::thread_counts;
 use tower::balance::p2c::Balance;
 use tower::buffer::Buffer;
 use tower::discover::ServiceList;
 use tower::load::{CompleteOnResponse, PendingRequestsDiscover};
 use tower::util::ServiceFn;
 use tower::{BoxError, Service, ServiceExt, service_fn};
-
-struct Counting;
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: defers every call to the system allocator; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded with the caller's layout.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded as received.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -141,14 +124,9 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("a tokio runtime")
 }
 
-/// Allocations per operation of `op`, over 1 000 calls after a warm-up.
-fn allocs_per_op(mut op: impl FnMut()) -> f64 {
-    op();
-    let before = ALLOCS.load(Ordering::Relaxed);
-    for _ in 0..1000 {
-        op();
-    }
-    (ALLOCS.load(Ordering::Relaxed) - before) as f64 / 1000.0
+/// Allocations per operation of `op`, over 1 000 calls after as many.
+fn allocs_per_op(op: impl FnMut()) -> f64 {
+    counting::per(1000, op) as f64 / 1000.0
 }
 
 /// The single-thread peers, on the clock ours are measured with (the bench
@@ -222,17 +200,6 @@ fn timed(threads: usize, ops: u64, op: &(dyn Fn() + Sync)) -> Duration {
         let last = spans.iter().map(|s| s.1).max().unwrap();
         last - first
     })
-}
-
-fn thread_counts() -> Vec<usize> {
-    let spec = std::env::var("WORKERPICK_BENCH_THREADS").unwrap_or_else(|_| "1,2".into());
-    spec.split(',')
-        .map(|t| {
-            t.trim()
-                .parse()
-                .expect("WORKERPICK_BENCH_THREADS: comma-separated counts")
-        })
-        .collect()
 }
 
 fn threads(c: &mut Criterion) {
