@@ -22,10 +22,13 @@ const CASES: [(Mode, usize); 6] = [
     (Mode::LeastLoaded, 1024),
     (Mode::LeastLoaded, 10_000),
 ];
-const OPS: [&str; 5] = [
+/// Every pick reads the worker it got, as a router must; `reserve-bare` does
+/// not, to show what that read costs.
+const OPS: [&str; 6] = [
     "select",
     "select-dyn",
     "reserve",
+    "reserve-bare",
     "reserve-dyn",
     "reserve-reference",
 ];
@@ -51,11 +54,16 @@ fn run<S: Selector>(sel: &S, mode: Mode, n: usize, op: &str, count: u64) {
         "select-dyn" => (0..count).for_each(|_| {
             black_box(*h.select(dynamic).unwrap());
         }),
-        "reserve" => (0..count).for_each(|_| drop(h.reserve(sel).unwrap())),
-        "reserve-dyn" => (0..count).for_each(|_| drop(h.reserve(dynamic).unwrap())),
-        "reserve-reference" => {
-            (0..count).for_each(|_| drop(reference.reserve(mode.reference(), None).unwrap()))
-        }
+        "reserve" => (0..count).for_each(|_| {
+            black_box(*h.reserve(sel).unwrap().worker());
+        }),
+        "reserve-bare" => (0..count).for_each(|_| drop(h.reserve(sel).unwrap())),
+        "reserve-dyn" => (0..count).for_each(|_| {
+            black_box(*h.reserve(dynamic).unwrap().worker());
+        }),
+        "reserve-reference" => (0..count).for_each(|_| {
+            black_box(*reference.reserve(mode.reference(), None).unwrap().worker());
+        }),
         _ => panic!("unknown operation {op}"),
     }
 }

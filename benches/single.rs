@@ -1,4 +1,6 @@
 //! Single-thread cost of one operation, ours beside the lock-based reference.
+//! Every pick reads the worker it got (`*r.worker()`, or the `&W` a select
+//! returns), as a router must, and hands it to criterion's `black_box`.
 //!
 //! Groups are `mode/workers`; in each, the function is the operation and the
 //! parameter the implementation:
@@ -76,17 +78,21 @@ fn group<S: Selector>(c: &mut Criterion<CpuTime>, mode: Mode, n: usize, sel: &S)
     samples_for(&mut g, 0);
 
     g.bench_function(BenchmarkId::new("reserve", OURS), |b| {
+        b.iter(|| *h.reserve(sel).unwrap().worker())
+    });
+    // The same without reading the worker: what that read costs.
+    g.bench_function(BenchmarkId::new("reserve-bare", OURS), |b| {
         b.iter(|| drop(h.reserve(sel).unwrap()))
     });
     g.bench_function(BenchmarkId::new("reserve", DYN), |b| {
-        b.iter(|| drop(h.reserve(dynamic).unwrap()))
+        b.iter(|| *h.reserve(dynamic).unwrap().worker())
     });
     g.bench_function(BenchmarkId::new("reserve", POOL), |b| {
-        b.iter(|| drop(pool.reserve(sel).unwrap()))
+        b.iter(|| *pool.reserve(sel).unwrap().worker())
     });
     samples_for(&mut g, ref_ns);
     g.bench_function(BenchmarkId::new("reserve", REF), |b| {
-        b.iter(|| drop(reference.reserve(policy, None).unwrap()))
+        b.iter(|| *reference.reserve(policy, None).unwrap().worker())
     });
     samples_for(&mut g, 0);
 
@@ -104,14 +110,14 @@ fn group<S: Selector>(c: &mut Criterion<CpuTime>, mode: Mode, n: usize, sel: &S)
             b.iter(|| *h.select_with(sel, &masked).unwrap())
         });
         g.bench_function(BenchmarkId::new("masked-reserve", OURS), |b| {
-            b.iter(|| drop(h.reserve_with(sel, &masked).unwrap()))
+            b.iter(|| *h.reserve_with(sel, &masked).unwrap().worker())
         });
         samples_for(&mut g, ref_ns);
         g.bench_function(BenchmarkId::new("masked-select", REF), |b| {
             b.iter(|| reference.select(policy, Some(&keep_half)).unwrap())
         });
         g.bench_function(BenchmarkId::new("masked-reserve", REF), |b| {
-            b.iter(|| drop(reference.reserve(policy, Some(&keep_half)).unwrap()))
+            b.iter(|| *reference.reserve(policy, Some(&keep_half)).unwrap().worker())
         });
     }
     g.finish();
@@ -133,11 +139,11 @@ fn few_ties(c: &mut Criterion<CpuTime>) {
         let ref_held: Vec<_> = (4..n).map(|_| reference.reserve(policy, None).unwrap()).collect();
         let mut g = c.benchmark_group(format!("least-loaded-4-ties/{n}"));
         g.bench_function(BenchmarkId::new("reserve", OURS), |b| {
-            b.iter(|| drop(h.reserve(&sel).unwrap()))
+            b.iter(|| *h.reserve(&sel).unwrap().worker())
         });
         samples_for(&mut g, 15 * n);
         g.bench_function(BenchmarkId::new("reserve", REF), |b| {
-            b.iter(|| drop(reference.reserve(policy, None).unwrap()))
+            b.iter(|| *reference.reserve(policy, None).unwrap().worker())
         });
         g.finish();
         assert_eq!(pool.loads().iter().filter(|&&(_, l)| l == 0).count(), 4.min(n));

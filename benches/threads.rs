@@ -7,6 +7,8 @@
 //! and `R`, the parameter the implementation:
 //! `power-of-two/64/threads2-held64/workerpick-handle`.
 //!
+//! Every reservation's worker is read (`*r.worker()`), as a router must.
+//!
 //! Thread counts come from `WORKERPICK_BENCH_THREADS` (default `1,2`, this
 //! machine's cores); on a larger machine run e.g. `1,2,4,8,16`.
 
@@ -14,6 +16,7 @@ mod common;
 
 use common::Mode;
 use common::reference::Reference;
+use common::thread_counts::thread_counts;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::sync::Barrier;
@@ -22,17 +25,6 @@ use workerpick::{Pool, Rng, Selector};
 
 const WORKERS: [usize; 2] = [64, 1024];
 const MODES: [Mode; 3] = [Mode::PowerOfTwo, Mode::LeastLoaded, Mode::RoundRobin];
-
-fn thread_counts() -> Vec<usize> {
-    let spec = std::env::var("WORKERPICK_BENCH_THREADS").unwrap_or_else(|_| "1,2".into());
-    spec.split(',')
-        .map(|t| {
-            t.trim()
-                .parse()
-                .expect("WORKERPICK_BENCH_THREADS: comma-separated counts")
-        })
-        .collect()
-}
 
 /// Operations per thread in one criterion iteration: enough that a sample of
 /// the slowest case (the reference least-loaded over 1024 workers) is not one
@@ -81,6 +73,12 @@ fn timed<G, F: FnMut() -> G>(threads: usize, ops: u64, held: usize, op: impl Fn(
     })
 }
 
+/// Reads the worker a reservation names, as a router does before it sends.
+fn read<'p>(r: workerpick::Reservation<'p, u64>) -> workerpick::Reservation<'p, u64> {
+    black_box(*r.worker());
+    r
+}
+
 fn threads(c: &mut Criterion) {
     let counts = thread_counts();
     for mode in MODES {
@@ -106,14 +104,18 @@ fn group<S: Selector>(c: &mut Criterion, mode: Mode, n: usize, sel: &S, counts: 
                 b.iter_custom(|iters| {
                     timed(t, iters * BATCH, held, || {
                         let mut h = pool.handle_with_rng(Rng::new());
-                        move || h.reserve(sel).unwrap()
+                        move || read(h.reserve(sel).unwrap())
                     })
                 })
             });
             g.bench_function(BenchmarkId::new(&f, "reference"), |b| {
                 b.iter_custom(|iters| {
                     timed(t, iters * BATCH, held, || {
-                        || reference.reserve(policy, None).unwrap()
+                        || {
+                            let r = reference.reserve(policy, None).unwrap();
+                            black_box(r.worker());
+                            r
+                        }
                     })
                 })
             });

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the benchmark suite on this machine and regenerates BENCHMARKS.md from
 # its results (criterion's JSON and the allocation counts): no number in
-# BENCHMARKS.md is typed by hand.
+# BENCHMARKS.md is typed by hand. The peers (benches/peers: pingora, tower) run
+# in the same run; pingora's zlib-ng (libz-ng-sys, through flate2) builds with
+# cmake, which this script installs with apt-get when it is missing.
 #
 #   ci/bench-report.sh                 full run (~15 min on 2 busy cores), then the report
 #   ci/bench-report.sh --render-only   rebuild BENCHMARKS.md from the last run's results
@@ -31,7 +33,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-target=${CARGO_TARGET_DIR:-target}
+target=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 out=$target/bench-report
 export WORKERPICK_BENCH_THREADS=${WORKERPICK_BENCH_THREADS:-1,2}
 passes=${WORKERPICK_BENCH_PASSES:-5}
@@ -40,7 +42,14 @@ target_benches='^(floor/|scan/[0-9]+/least/|(random|round-robin|power-of-two|lea
 
 if [ "$render_only" = 0 ]; then
     echo "=== building the benches"
-    cargo bench --no-run --bench allocs --bench single --bench threads --bench ir --bench report
+    cargo bench -p workerpick-benches --no-run --bench allocs --bench single --bench threads --bench ir --bench report
+    echo "=== building the peers"
+    if ! command -v cmake >/dev/null; then
+        echo "+ apt-get install -y cmake (pingora's libz-ng-sys needs it)"
+        sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+        $sudo apt-get install -y cmake || { $sudo apt-get update && $sudo apt-get install -y cmake; }
+    fi
+    cargo bench --manifest-path benches/peers/Cargo.toml --no-run
     # A full run starts clean so no result from an older run is reported.
     rm -rf "$target/criterion" "$out"
     mkdir -p "$out"
@@ -63,14 +72,14 @@ if [ "$render_only" = 0 ]; then
     } >"$out/run.txt"
     start=$SECONDS
     echo "=== allocations"
-    cargo bench --bench allocs
+    cargo bench -p workerpick-benches --bench allocs
     echo "=== single thread (pass 1 of $passes for the target benchmarks)"
-    cargo bench --bench single -- --save-baseline pass1 "${crit_args[@]}"
+    cargo bench -p workerpick-benches --bench single -- --save-baseline pass1 "${crit_args[@]}"
     echo "=== threads ($WORKERPICK_BENCH_THREADS)"
-    cargo bench --bench threads -- "${crit_args[@]}"
+    cargo bench -p workerpick-benches --bench threads -- "${crit_args[@]}"
     if command -v valgrind >/dev/null; then
         echo "=== instructions per operation (callgrind)"
-        ir=$(cargo bench --no-run --bench ir 2>&1 | sed -n 's/.*Executable.*(\(.*\)).*/\1/p' | tail -1)
+        ir=$(cargo bench -p workerpick-benches --no-run --bench ir 2>&1 | sed -n 's/.*Executable.*(\(.*\)).*/\1/p' | tail -1)
         count_ir() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$ir" run "$1" "$2" 2>&1 |
             sed -n 's/.*Collected : *\([0-9]*\).*/\1/p'; }
         for name in $("$ir" list); do
@@ -82,9 +91,14 @@ if [ "$render_only" = 0 ]; then
     else
         echo "=== valgrind not found: no instruction counts"
     fi
+    echo "=== peers (benches/peers: pingora-load-balancing, tower)"
+    # Its own workspace and lockfile (target dir benches/peers/target unless
+    # CARGO_TARGET_DIR says otherwise); results go into the same criterion tree.
+    WORKERPICK_REPORT_DIR="$out" CRITERION_HOME="$target/criterion" \
+        cargo bench --manifest-path benches/peers/Cargo.toml --bench peers -- "${crit_args[@]}"
     for ((k = 2; k <= passes; k++)); do
         echo "=== target benchmarks, pass $k of $passes"
-        cargo bench --bench single -- --save-baseline "pass$k" "${crit_args[@]}" "$target_benches"
+        cargo bench -p workerpick-benches --bench single -- --save-baseline "pass$k" "${crit_args[@]}" "$target_benches"
     done
     {
         echo "load_after=$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -93,4 +107,4 @@ if [ "$render_only" = 0 ]; then
 fi
 
 echo "=== report"
-cargo bench --bench report -- --write
+cargo bench -p workerpick-benches --bench report -- --write

@@ -5,7 +5,7 @@
 # (`--bench '*'`): the library's unit tests run in the test gate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo "+ cargo bench --no-run --bench '*'"
-cargo bench --no-run --bench '*'
-echo "+ cargo bench --bench '*' -- --test"
-cargo bench --bench '*' -- --test
+echo "+ cargo bench -p workerpick-benches --no-run --bench '*'"
+cargo bench -p workerpick-benches --no-run --bench '*'
+echo "+ cargo bench -p workerpick-benches --bench '*' -- --test"
+cargo bench -p workerpick-benches --bench '*' -- --test

@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# The README's test command, then the optional serde feature's tests.
+# The README's test command, then the feature-gated tests (serde, futures,
+# tower) and doctests, the proxy's loopback test, and the simulator's
+# invariants (proxy and simulator are packages of their own: the root's
+# `cargo test` does not build them or their dependencies).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test
@@ -9,3 +12,4 @@ cargo test --all-features --test hold --test route
 cargo test --all-features --doc
 # The proxy example's integration test: real loopback sockets, every mode (~5 s once built).
 cargo test -p workerpick-proxy --release
+cargo test -p workerpick-sim

@@ -16,6 +16,7 @@
 //! cargo run --release --example custom_selector -- --mode p2c
 //! ```
 
+use std::process::ExitCode;
 use std::time::Instant;
 use workerpick::{Choice, Context, Error, Params, Pool, Registry, Request, Rng, Selector};
 
@@ -71,7 +72,7 @@ fn jump_hash(mut key: u64, buckets: usize) -> usize {
 }
 
 /// `--mode NAME` and `--param key=value,...` from the command line.
-fn config() -> (String, Params) {
+fn config() -> Result<(String, Params), Error> {
     let mut mode = "sticky-bounded".to_owned();
     let mut params = "max-load=3".to_owned();
     let mut args = std::env::args().skip(1);
@@ -85,10 +86,22 @@ fn config() -> (String, Params) {
             _ => eprintln!("ignoring `{arg}`; use --mode NAME and --param key=value"),
         }
     }
-    (mode, params.parse().expect("--param takes key=value pairs"))
+    Ok((mode, params.parse()?))
 }
 
-fn main() -> Result<(), Error> {
+/// Errors are printed with `Display` (one readable line), not the `Debug`
+/// that returning them from `main` would print.
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("custom_selector: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> Result<(), Error> {
     let mut registry = Registry::new();
     registry.register("sticky-bounded", StickyBounded::from_params)?;
     println!("selectors: {}", registry.names().collect::<Vec<_>>().join(", "));
@@ -101,7 +114,7 @@ fn main() -> Result<(), Error> {
         println!("resolve(\"sticky\") -> {e}");
     }
 
-    let (mode, params) = config();
+    let (mode, params) = config()?;
     let selector = registry.resolve_with(&mode, &params)?;
     let shown = if params.is_empty() {
         "defaults".to_owned()

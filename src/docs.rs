@@ -112,6 +112,10 @@
 /// the scan and the swap can make a pick one release stale. Bookings are
 /// Relaxed: the count itself is the only datum, and slot reuse is ordered by
 /// the snapshot liveness above, not by the counters.
+/// A reservation keeps the address of its worker's key in the slot storage,
+/// found while the pick still holds its snapshot and before the swap (whose
+/// fence would otherwise hold those dependent loads back), so reading the
+/// worker back is one load.
 ///
 /// # The least-loaded scan
 /// One SIMD pass over the packed counters finds the minimum (a branch-free
@@ -196,6 +200,16 @@
 /// | AVX-512 kernels equal scalar | `ci/avx512.sh` (instruction emulator, unmapped-page tails) |
 /// | NEON kernels equal scalar | `ci/aarch64.sh` (unit and stress tests under `qemu-aarch64`) |
 /// | the cost of each hot path, `&dyn` included | the callgrind gate (`ci/iai.sh`, budgets in `iai/budgets.toml`) |
+///
+/// # Repository layout
+/// The library is the root package; `cargo test` and `cargo build` at the
+/// root build only it. The load simulator (`sim/`, `cargo run --release -p
+/// workerpick-sim`), the criterion benchmarks and the `BENCHMARKS.md`
+/// generator (`benches/`, package `workerpick-benches`) and the
+/// instruction-count gate (`iai/`) are workspace members built when named.
+/// The peer libraries the benchmarks compare against (`benches/peers/`) and
+/// the fuzz targets (`fuzz/`) are crates of their own, outside the workspace,
+/// so their dependencies never enter the library's build.
 pub mod design {}
 
 /// What this crate does not do, and the edges of what it does.

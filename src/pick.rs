@@ -2,7 +2,7 @@
 //! selector, check its answer, and book the load with a validated
 //! compare-and-swap.
 
-use crate::reservation::add_load;
+use crate::reservation::{add_load, key_of};
 use crate::selector::{Candidates, Choice, Context, Intent};
 use crate::snapshot::Snapshot;
 use crate::sync::atomic::Ordering;
@@ -126,8 +126,13 @@ fn reserve_as<'p, W, S: Selector + ?Sized>(
     for _ in 0..MAX_ATTEMPTS {
         let choice = ask(selector, &mut cx)?;
         let slot = choice.slot.index();
+        // Before the compare-and-swap, whose fence would otherwise hold the
+        // key's dependent loads back until it completes: the router's next step
+        // is to read the worker, and so the loads overlap the booking.
+        // SAFETY: `snap` names `slot`; the reservation made from it keeps it.
+        let key = unsafe { key_of(pool, slot) };
         if !choice.charge || weight == 0 {
-            return Ok(Reservation::pinned(pool, slot));
+            return Ok(Reservation::pinned(pool, slot, key));
         }
         let counter = pool.slots.counters.get(slot);
         // Relaxed bookings: the count itself is the only datum. Slot reuse is
@@ -135,7 +140,7 @@ fn reserve_as<'p, W, S: Selector + ?Sized>(
         match choice.seen {
             None => {
                 add_load(counter, weight)?;
-                return Ok(Reservation::charged(pool, slot, weight));
+                return Ok(Reservation::charged(pool, slot, key, weight));
             }
             Some(seen) => {
                 let Some(booked) = seen.checked_add(weight) else {
@@ -145,7 +150,7 @@ fn reserve_as<'p, W, S: Selector + ?Sized>(
                     .compare_exchange(seen, booked, Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok()
                 {
-                    return Ok(Reservation::charged(pool, slot, weight));
+                    return Ok(Reservation::charged(pool, slot, key, weight));
                 }
             }
         }
@@ -153,7 +158,9 @@ fn reserve_as<'p, W, S: Selector + ?Sized>(
     }
     add_load(pool.slots.counters.get(last), weight)?;
     pool.note_fallback();
-    Ok(Reservation::charged(pool, last, weight))
+    // SAFETY: `snap` names `last`; the booking just made keeps it.
+    let key = unsafe { key_of(pool, last) };
+    Ok(Reservation::charged(pool, last, key, weight))
 }
 
 /// Books `weight` on a worker named by the caller.

@@ -4,8 +4,10 @@
 // Each bench binary uses a different part of this module.
 #![allow(dead_code)]
 
+pub mod counting;
 pub mod cpu_time;
 pub mod reference;
+pub mod thread_counts;
 
 use reference::{Policy, RefLeastLoaded, RefPowerOfTwo, RefRandom, RefRoundRobin};
 use std::path::PathBuf;
@@ -80,7 +82,7 @@ macro_rules! with_selector {
 pub fn report_dir() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
     target.join("bench-report")
 }
 

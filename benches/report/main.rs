@@ -24,6 +24,10 @@ const OURS: &str = "workerpick-handle";
 const DYN: &str = "workerpick-handle-dyn";
 const POOL: &str = "workerpick-pool";
 const REF: &str = "reference";
+/// The peers (`benches/peers`): what a Rust router would use instead.
+const PINGORA: &str = "pingora";
+const TOWER: &str = "tower-p2c";
+const TOWER_BUFFER: &str = "tower-p2c-buffer";
 
 /// One criterion result: the median time per iteration and its 95% interval.
 #[derive(Clone, Copy)]
@@ -46,6 +50,9 @@ struct Data {
     run: BTreeMap<String, String>,
     /// Instructions per operation (callgrind), by `mode/workers/op`.
     ir: BTreeMap<String, u64>,
+    /// The peers' allocations per operation, by benchmark id
+    /// (`benches/peers`, `peer-allocations.txt`).
+    peer_allocs: BTreeMap<String, String>,
 }
 
 impl Data {
@@ -128,7 +135,7 @@ impl Data {
 fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"))
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
 }
 
 /// Criterion's result in one output folder (`new`, `pass1`, …): its id and estimate.
@@ -208,12 +215,14 @@ fn load() -> Data {
         .into_iter()
         .filter_map(|(k, v)| Some((k, v.parse().ok()?)))
         .collect();
+    let peer_allocs = pairs("peer-allocations.txt");
     let mut data = Data {
         est: HashMap::new(),
         passes: HashMap::new(),
         allocs,
         run,
         ir,
+        peer_allocs,
     };
     collect(&target.join("criterion"), &mut data);
     data
@@ -337,7 +346,7 @@ fn targets_table(d: &Data) -> String {
         (
             "round-robin",
             "select",
-            6.0,
+            4.0,
             SEED.round_robin,
             vec![("arc_swap-cache-load", 1.0), ("fetch_add", 1.0)],
             "rng-below",
@@ -345,7 +354,7 @@ fn targets_table(d: &Data) -> String {
         (
             "power-of-two",
             "reserve",
-            12.0,
+            10.0,
             SEED.power_of_two,
             vec![
                 ("arc_swap-cache-load", 1.0),
@@ -404,8 +413,8 @@ fn targets_table(d: &Data) -> String {
     }
     for (n, target, seed) in [
         (8, 15.0, "—"),
-        (1024, 60.0, SEED.least_loaded_1024),
-        (10_000, 500.0, SEED.least_loaded_10000),
+        (1024, 45.0, SEED.least_loaded_1024),
+        (10_000, 350.0, SEED.least_loaded_10000),
     ] {
         let id = format!("least-loaded/{n}/reserve/{OURS}");
         let v = d.best(&id);
@@ -927,6 +936,9 @@ fn render(d: &Data) -> String {
         out = out.replace(&format!("{{{{{k}}}}}"), v.trim_end());
     }
     for (k, v) in [
+        ("peers", peers_table(d)),
+        ("worker-read", worker_read_table(d)),
+        ("peer-threads", peer_threads_table(d)),
         ("allocations", allocs_table(d)),
         ("floor", floor_table(d)),
         ("scan", scan_table(d)),
@@ -943,6 +955,113 @@ fn render(d: &Data) -> String {
     out
 }
 
+/// Ours beside the peers, single thread, with allocations per operation.
+fn peers_table(d: &Data) -> String {
+    let cases: [(&str, &str, &[&str]); 3] = [
+        ("random", "select", &[PINGORA]),
+        ("round-robin", "select", &[PINGORA]),
+        ("power-of-two", "reserve", &[TOWER, TOWER_BUFFER]),
+    ];
+    let mut rows = Vec::new();
+    for (mode, op, peers) in cases {
+        for n in WORKERS {
+            let ours = d.op(mode, n, op, OURS);
+            for peer in peers {
+                let theirs = d.op(mode, n, op, peer);
+                let allocs = d
+                    .peer_allocs
+                    .get(&format!("{mode}/{n}/{op}/{peer}"))
+                    .map_or("—".into(), Clone::clone);
+                rows.push(vec![
+                    format!("{mode}/{n}"),
+                    format!("{op}: {peer}"),
+                    opt_ns(theirs),
+                    allocs,
+                    opt_ns(ours),
+                    ratio(theirs, ours),
+                ]);
+            }
+        }
+    }
+    if rows.iter().all(|r| r[2] == "—") {
+        return "_No peer results in this run (`benches/peers`, built by `ci/bench-report.sh`)._\n".into();
+    }
+    table(
+        &[
+            "mode/workers",
+            "peer",
+            "peer ns",
+            "peer allocs/op",
+            "workerpick-handle ns",
+            "peer ÷ ours",
+        ],
+        &rows,
+    )
+}
+
+/// What reading the worker adds to a reservation: `reserve` reads it,
+/// `reserve-bare` does not.
+fn worker_read_table(d: &Data) -> String {
+    let mut rows = Vec::new();
+    for mode in MODES {
+        for n in WORKERS {
+            let (read, bare) = (
+                d.op(mode, n, "reserve", OURS),
+                d.op(mode, n, "reserve-bare", OURS),
+            );
+            let ir = |op: &str| {
+                d.ir.get(&format!("{mode}/{n}/{op}"))
+                    .map_or("—".into(), u64::to_string)
+            };
+            rows.push(vec![
+                format!("{mode}/{n}"),
+                opt_ns(bare),
+                opt_ns(read),
+                read.zip(bare)
+                    .map_or("—".into(), |(a, b)| format!("{:+.2}", a - b)),
+                ir("reserve-bare"),
+                ir("reserve"),
+            ]);
+        }
+    }
+    table(
+        &[
+            "mode/workers",
+            "reserve + release",
+            "… + `*r.worker()`",
+            "Δ ns",
+            "instructions",
+            "instructions with the read",
+        ],
+        &rows,
+    )
+}
+
+/// Thread-safe peers beside ours and the reference, per thread count, with
+/// nothing held (`R = 0`).
+fn peer_threads_table(d: &Data) -> String {
+    let counts = thread_counts(d);
+    let mut rows = Vec::new();
+    for (mode, peer) in [("round-robin", PINGORA), ("power-of-two", TOWER_BUFFER)] {
+        for n in [64, 1024] {
+            for &t in &counts {
+                let cell = |imp: &str| sel_per_s(d, mode, n, 0, t, imp).map_or("—".into(), mops);
+                rows.push(vec![
+                    format!("{mode}/{n}"),
+                    t.to_string(),
+                    cell(OURS),
+                    cell(REF),
+                    format!("{} ({peer})", cell(peer)),
+                ]);
+            }
+        }
+    }
+    if rows.is_empty() {
+        return "_No thread results in this run._\n".into();
+    }
+    table(&["mode/workers", "threads", "ours", "reference", "peer"], &rows)
+}
+
 fn masked_tables(d: &Data) -> String {
     let modes = ["power-of-two", "least-loaded"];
     format!(
@@ -956,7 +1075,7 @@ fn main() {
     let data = load();
     let out = render(&data);
     if std::env::args().any(|a| a == "--write") {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("BENCHMARKS.md");
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../BENCHMARKS.md");
         std::fs::write(&path, out).unwrap();
         println!("report: wrote {} from {} results", path.display(), data.est.len());
     } else {

@@ -1,9 +1,10 @@
 //! Instruction-count gates on workerpick's hot paths, under callgrind.
 //!
 //! Every benchmark runs a fixed number of operations through a cached
-//! [`Handle`] with a seeded [`Rng`], so the path, and with it the `Ir` count,
-//! is the same on every run: it moves only with the code, the compiler and
-//! (for the dispatched scan) the CPU's SIMD level. Membership swaps jitter by
+//! [`Handle`] with a seeded [`Rng`], and reads the worker each pick names (as a
+//! router must), so the path, and with it the `Ir` count, is the same on every
+//! run: it moves only with the code, the compiler and (for the dispatched
+//! scan) the CPU's SIMD level. Membership swaps jitter by
 //! ~0.1%: std's `HashMap` seeds its hasher at random. Each count is held under its
 //! budget in `iai/budgets.toml` by a hard limit (no saved baseline needed);
 //! going over fails the run with exit code 3. `ci/iai.sh` runs the gate,
@@ -168,7 +169,7 @@ fn run_with<S: Selector>(
         }
         Op::Reserve | Op::ReserveFewTies => {
             for _ in 0..ops {
-                drop(black_box(handle.reserve(black_box(selector)).ok()));
+                black_box(handle.reserve(black_box(selector)).ok().map(|r| *r.worker()));
             }
         }
         Op::Preview => {
@@ -185,7 +186,12 @@ fn run_with<S: Selector>(
         Op::ReserveMasked => {
             let request = Request::new().eligible(mask);
             for _ in 0..ops {
-                drop(black_box(handle.reserve_with(black_box(selector), &request).ok()));
+                black_box(
+                    handle
+                        .reserve_with(black_box(selector), &request)
+                        .ok()
+                        .map(|r| *r.worker()),
+                );
             }
         }
     }

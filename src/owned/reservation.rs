@@ -1,4 +1,5 @@
 use super::Anchor;
+use crate::reservation::Parts;
 use crate::{Error, Pool, Reservation};
 use core::fmt;
 use core::hash::Hash;
@@ -33,19 +34,23 @@ use std::sync::Arc;
 #[must_use = "dropping an OwnedReservation releases its load at once; hold it while the request is in flight"]
 pub struct OwnedReservation<W> {
     anchor: Arc<Anchor<W>>,
-    slot: u32,
-    weight: u32,
+    booked: Parts<W>,
 }
+
+// SAFETY: an owned reservation is an `Arc` of the pool plus a booking on it,
+// whose `key` points into that pool's slot storage and is only read as `&W`:
+// it may cross or be shared between threads exactly when `Arc<Pool<W>>` may.
+unsafe impl<W> Send for OwnedReservation<W> where Arc<Anchor<W>>: Send {}
+// SAFETY: as above; `&OwnedReservation` hands out only `&W` and `&Arc<Pool<W>>`.
+unsafe impl<W> Sync for OwnedReservation<W> where Arc<Anchor<W>>: Sync {}
 
 impl<W> OwnedReservation<W> {
     /// Takes over `booked`, made on `anchor`'s pool.
     #[inline(always)]
     pub(crate) fn adopt(anchor: &Arc<Anchor<W>>, booked: Reservation<'_, W>) -> Self {
-        let (slot, weight) = booked.into_parts();
         Self {
             anchor: anchor.clone(),
-            slot,
-            weight,
+            booked: booked.into_parts(),
         }
     }
 
@@ -56,15 +61,16 @@ impl<W> OwnedReservation<W> {
 
     /// The worker this reservation is booked on.
     pub fn worker(&self) -> &W {
-        // SAFETY: `self` holds the booking `(slot, weight)` on this pool until
-        // it drops, which the returned borrow of `self` outlasts; `into_worker`
-        // keeps it.
-        unsafe { Reservation::from_parts(&self.anchor.pool, self.slot, self.weight) }.into_worker()
+        // SAFETY: `key` points at the key of the booked slot in the pool's slot
+        // storage, which the anchor keeps alive; `self` holds the booking until
+        // it drops, which the returned borrow of `self` outlasts, so the slot
+        // cannot be reassigned meanwhile.
+        unsafe { self.booked.key.as_ref() }
     }
 
     /// The load this reservation booked and will give back.
     pub fn weight(&self) -> u32 {
-        self.weight
+        self.booked.weight
     }
 
     /// Releases now (the same as dropping it).
@@ -79,9 +85,9 @@ impl<W: Clone + Eq + Hash + Send + Sync> OwnedReservation<W> {
     pub fn retarget(&mut self, worker: &W) -> Result<(), Error> {
         // SAFETY: `self` holds the booking; `into_parts` takes it back below,
         // whether or not it moved, and `retarget` does not panic.
-        let mut booked = unsafe { Reservation::from_parts(&self.anchor.pool, self.slot, self.weight) };
+        let mut booked = unsafe { Reservation::from_parts(&self.anchor.pool, self.booked) };
         let moved = booked.retarget(worker);
-        (self.slot, self.weight) = booked.into_parts();
+        self.booked = booked.into_parts();
         moved
     }
 }
@@ -89,7 +95,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> OwnedReservation<W> {
 impl<W> Drop for OwnedReservation<W> {
     fn drop(&mut self) {
         // SAFETY: `self` holds the booking and gives it back here, once.
-        drop(unsafe { Reservation::from_parts(&self.anchor.pool, self.slot, self.weight) });
+        drop(unsafe { Reservation::from_parts(&self.anchor.pool, self.booked) });
     }
 }
 
@@ -97,7 +103,7 @@ impl<W: fmt::Debug> fmt::Debug for OwnedReservation<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OwnedReservation")
             .field("worker", self.worker())
-            .field("weight", &self.weight)
+            .field("weight", &self.booked.weight)
             .finish()
     }
 }

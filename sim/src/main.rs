@@ -3,13 +3,12 @@
 //! to the fleet.
 //!
 //! ```text
-//! cargo run --release --example simulate              # every mode, ~10 s
-//! cargo run --release --example simulate -- --help    # the knobs
-//! cargo run --release --example simulate -- --modes least-loaded,random --plot load.svg
+//! cargo run --release -p workerpick-sim              # every mode, ~10 s
+//! cargo run --release -p workerpick-sim -- --help    # the knobs
+//! cargo run --release -p workerpick-sim -- --modes least-loaded,random --plot load.svg
 //! ```
 
-#[path = "simulate/mod.rs"]
-mod sim;
+use workerpick_sim as sim;
 
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -24,7 +23,7 @@ use workerpick::DeviceKind;
 /// simulated fleet, and reports per mode: throughput, latency, per-worker load,
 /// a mid-run fleet change, and the classic 8/8/8/8 check.
 #[derive(Parser, Debug)]
-#[command(version)]
+#[command(version, allow_negative_numbers = true)]
 struct Args {
     /// Workers in the fleet.
     #[arg(short, long, default_value_t = 8)]
@@ -84,6 +83,20 @@ enum FormatArg {
     Json,
 }
 
+/// Router threads a run may start.
+const MAX_ROUTER_THREADS: usize = 1024;
+
+/// Requests per mode: the run keeps three 8-byte records per request.
+const MAX_REQUESTS: usize = 10_000_000;
+
+/// Requests in flight: a run starts a server thread for each one that can be
+/// served at once, so this bounds its threads whatever the fleet's size.
+const MAX_CONCURRENCY: usize = 4096;
+
+/// The longest one request may be served for at the slowest speed: a run
+/// is meant to take seconds.
+const MAX_SERVICE: Duration = Duration::from_secs(10);
+
 impl Args {
     fn config(&self) -> Result<sim::Config, String> {
         let positive = |what: &str, ok: bool| {
@@ -105,6 +118,37 @@ impl Args {
             "--service-ms",
             self.service_ms > 0.0 && self.service_ms.is_finite(),
         )?;
+        if self.workers > workerpick::DEFAULT_MAX_WORKERS {
+            return Err(format!(
+                "--workers {} is above the pool's limit of {} workers",
+                self.workers,
+                workerpick::DEFAULT_MAX_WORKERS
+            ));
+        }
+        for (flag, value, max) in [
+            ("--threads", self.threads, MAX_ROUTER_THREADS),
+            ("--requests", self.requests, MAX_REQUESTS),
+            ("--concurrency", self.concurrency, MAX_CONCURRENCY),
+        ] {
+            if value > max {
+                return Err(format!("{flag} {value} is above this simulator's limit of {max}"));
+            }
+        }
+        let max_ms = MAX_SERVICE.as_secs_f64() * 1e3;
+        if let Some(ms) = self.out_ms
+            && !(0.0..=max_ms).contains(&ms)
+        {
+            return Err(format!("--out-ms {ms} is outside 0..={max_ms}"));
+        }
+        let slowest = self.speeds.iter().copied().fold(f64::INFINITY, f64::min);
+        let longest = self.service_ms / 1e3 / slowest;
+        if longest.is_nan() || longest > MAX_SERVICE.as_secs_f64() {
+            return Err(format!(
+                "--speeds {slowest} makes a request of --service-ms {} take {longest:.3e} s, over {} s",
+                self.service_ms,
+                MAX_SERVICE.as_secs()
+            ));
+        }
         for m in &self.modes {
             sim::modes::selector(m)?;
         }
@@ -114,7 +158,7 @@ impl Args {
             at: 0.4,
             out_for: self
                 .out_ms
-                .map_or(service / 2, |ms| Duration::from_secs_f64(ms.max(0.0) / 1e3)),
+                .map_or(service / 2, |ms| Duration::from_secs_f64(ms / 1e3)),
         });
         if churn.is_some() && self.churn_worker as usize >= self.workers {
             return Err(format!(
@@ -156,7 +200,9 @@ impl Args {
                 threads: self.threads,
                 seed: self.seed,
                 churn,
-                sample_every: Duration::from_millis(1),
+                // Every sample holds one count per worker: large fleets are
+                // sampled less often, so memory stays bounded.
+                sample_every: Duration::from_micros(self.workers.max(1000) as u64),
             },
             bursts: self.bursts,
             classic_requests: 400,
@@ -187,7 +233,18 @@ impl sim::Progress for Bar {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
+        Err(e) => {
+            // clap's first line names the argument and the problem; its usage
+            // hint follows in lines of its own.
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or_default();
+            eprintln!("simulate: {}", first.trim_start_matches("error: "));
+            return ExitCode::from(2);
+        }
+    };
     let config = match args.config() {
         Ok(c) => c,
         Err(e) => {

@@ -1,4 +1,4 @@
-//! The simulator's core, shared by `examples/simulate.rs` (the command line)
+//! The simulator's core, shared by the `simulate` binary (the command line)
 //! and `tests/simulate.rs` (its invariants on a small configuration).
 
 pub mod bursts;

@@ -1,10 +1,9 @@
-//! Runs the load simulator (`examples/simulate.rs`) on a small fleet and
+//! Runs the load simulator (`src/main.rs`) on a small fleet and
 //! checks what it must always show: every request served exactly once, every
 //! in-flight count back to 0 (a worker removed mid-run included), and an exact
 //! 8/8/8/8 split of every burst under round-robin and least-loaded.
 
-#[path = "../examples/simulate/mod.rs"]
-mod sim;
+use workerpick_sim as sim;
 
 use sim::report::{Format, render};
 use sim::{Churn, Config, Fleet, Load, ModeReport, Progress};

@@ -33,7 +33,12 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
         .filter(|&w| fleet.devices[w] == DeviceKind::Cpu)
         .map(|w| format!("w{w}"))
         .collect();
-    if !cpus.is_empty() {
+    if cpus.len() == fleet.speeds.len() {
+        let _ = writeln!(
+            o,
+            "Devices: every worker on a CPU (device-aware has nothing to weigh them against)."
+        );
+    } else if !cpus.is_empty() {
         let _ = writeln!(
             o,
             "Devices: {} on CPUs, the rest on accelerators (only device-aware looks).",
@@ -206,7 +211,8 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
     }
 
     section(&mut o, "Reading it");
-    o.push_str(&reading(reports, fleet.speeds.as_slice()));
+    let mixed = fleet.devices.iter().any(|&d| d != fleet.devices[0]);
+    o.push_str(&reading(reports, fleet.speeds.as_slice(), mixed));
     o
 }
 
@@ -215,10 +221,13 @@ fn section(o: &mut String, title: &str) {
 }
 
 /// A few sentences drawn from the numbers above.
-fn reading(reports: &[ModeReport], speeds: &[f64]) -> String {
+/// `mixed`: the fleet has CPUs and accelerators both.
+fn reading(reports: &[ModeReport], speeds: &[f64], mixed: bool) -> String {
     let mut o = String::new();
     let by_p99 = |a: &&ModeReport, b: &&ModeReport| a.load.latency_us.p99.cmp(&b.load.latency_us.p99);
-    if let (Some(best), Some(worst)) = (reports.iter().min_by(by_p99), reports.iter().max_by(by_p99))
+    if reports.iter().any(|r| r.load.requests == 0) {
+        o.push_str("- The fleet run sent no requests: nothing to compare the modes on.\n");
+    } else if let (Some(best), Some(worst)) = (reports.iter().min_by(by_p99), reports.iter().max_by(by_p99))
         && best.mode != worst.mode
     {
         let _ = writeln!(
@@ -235,7 +244,9 @@ fn reading(reports: &[ModeReport], speeds: &[f64]) -> String {
             .min_by(|&a, &b| speeds[a].total_cmp(&speeds[b]))
             .unwrap_or(0);
         let uneven = speeds.iter().any(|&s| s != speeds[slowest]);
-        if let Some(how) = super::modes::how(&best.mode).filter(|_| uneven) {
+        // Device-aware's effect is on CPUs beside accelerators; without both it has none.
+        let telling = uneven && (mixed || best.mode != "device-aware");
+        if let Some(how) = super::modes::how(&best.mode).filter(|_| telling) {
             let _ = writeln!(
                 o,
                 "  {how}, so the slowest worker (w{slowest}, speed {}) got {} requests, not {}.",
@@ -245,7 +256,7 @@ fn reading(reports: &[ModeReport], speeds: &[f64]) -> String {
     }
     let exact: Vec<&str> = reports
         .iter()
-        .filter(|r| r.bursts.even == r.bursts.bursts)
+        .filter(|r| r.bursts.bursts > 0 && r.bursts.even == r.bursts.bursts)
         .map(|r| r.mode.as_str())
         .collect();
     if !exact.is_empty() {
@@ -253,9 +264,12 @@ fn reading(reports: &[ModeReport], speeds: &[f64]) -> String {
     }
     o.push_str(
         "- Rule of thumb: least-loaded when workers differ or requests vary (exact, one SIMD scan per pick);\n  \
-         power-of-two when the fleet is huge and a scan is too much; device-aware when CPUs and accelerators\n  \
-         serve together; round-robin or random only for identical workers and uniform requests.\n",
+         power-of-two when the fleet is huge and a scan is too much; ",
     );
+    if mixed {
+        o.push_str("device-aware when CPUs and accelerators\n  serve together; ");
+    }
+    o.push_str("round-robin or random only for identical workers and uniform requests.\n");
     let broken = super::violations(reports);
     if broken.is_empty() {
         o.push_str(

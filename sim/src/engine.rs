@@ -2,14 +2,15 @@
 //! worker threads serve the requests, and a monitor thread samples the load
 //! and changes the fleet mid-run.
 //!
-//! Every worker has `slots` server threads: it serves at most that many
-//! requests at once and queues the rest, so a request's latency is its pick,
+//! Every worker has `slots` slots: it serves at most that many requests at
+//! once and queues the rest (server threads are shared by the fleet, as many
+//! as can be busy at once), so a request's latency is its pick,
 //! its wait in the worker's queue and its service time. The reservation is
 //! held for all of it, which is what an in-flight count means to a router.
 
 use super::Progress;
 use super::outcome::{ChurnOutcome, Outcome, Sample, WorkerOutcome};
-use super::queue::{Permits, Queue};
+use super::queue::{Permits, Servers};
 use super::stats::{self, ms};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -83,7 +84,7 @@ struct Job<'p> {
 struct Run<'p> {
     load: &'p Load,
     pool: &'p Pool<u32>,
-    queues: Vec<Queue<Job<'p>>>,
+    servers: Servers<Job<'p>>,
     permits: Permits,
     closed: AtomicBool,
     issued: AtomicUsize,
@@ -110,15 +111,23 @@ pub fn run(load: &Load, selector: &dyn Selector, progress: &dyn Progress) -> Out
     let workers = load.fleet.speeds.len();
     assert!(workers > 0 && load.fleet.slots > 0 && load.concurrency > 0 && load.threads > 0);
     assert_eq!(load.fleet.devices.len(), workers, "one device kind per worker");
+    // One snapshot for the whole fleet, then one per worker whose attributes
+    // differ from the default: inserting one by one would publish one per
+    // worker, quadratic in a large fleet.
     let pool = Pool::new();
+    pool.replace(0..workers as u32)
+        .expect("a fleet within the pool limit");
     for w in 0..workers as u32 {
-        pool.insert_with(w, load.fleet.info(w)).expect("distinct keys");
+        let info = load.fleet.info(w);
+        if info != WorkerInfo::new() {
+            pool.set_info(&w, info).expect("a member");
+        }
     }
     let n = load.requests;
     let run = Run {
         load,
         pool: &pool,
-        queues: atomics(workers, || Queue::with_capacity(load.concurrency)),
+        servers: Servers::new(workers, load.fleet.slots),
         permits: Permits::new(load.concurrency),
         closed: AtomicBool::new(false),
         issued: AtomicUsize::new(0),
@@ -134,11 +143,11 @@ pub fn run(load: &Load, selector: &dyn Selector, progress: &dyn Progress) -> Out
     };
     let start = Instant::now();
     let monitored = thread::scope(|s| {
-        for w in 0..workers {
-            for _ in 0..load.fleet.slots {
-                let run = &run;
-                s.spawn(move || run.serve(w));
-            }
+        // No more can be busy at once: every job holds one of `concurrency`
+        // permits and one of its worker's slots.
+        for _ in 0..workers.saturating_mul(load.fleet.slots).min(load.concurrency) {
+            let run = &run;
+            s.spawn(move || run.serve());
         }
         let routers: Vec<_> = (0..load.threads)
             .map(|t| {
@@ -151,7 +160,7 @@ pub fn run(load: &Load, selector: &dyn Selector, progress: &dyn Progress) -> Out
             r.join().expect("router thread");
         }
         run.closed.store(true, Relaxed);
-        run.queues.iter().for_each(Queue::close);
+        run.servers.close();
         monitored
     });
     run.outcome(monitored)
@@ -186,17 +195,20 @@ impl<'p> Run<'p> {
             let w = *reservation.worker() as usize;
             let held = self.held[w].fetch_add(1, Relaxed) + 1;
             self.peak[w].fetch_max(held, Relaxed);
-            self.queues[w].push(Job {
-                reservation,
-                ticket,
-                started,
-            });
+            self.servers.push(
+                w,
+                Job {
+                    reservation,
+                    ticket,
+                    started,
+                },
+            );
         }
     }
 
-    /// One of worker `w`'s server threads.
-    fn serve(&self, w: usize) {
-        while let Some(job) = self.queues[w].pop(&self.closed) {
+    /// A server thread: serves whichever worker's job has started next.
+    fn serve(&self) {
+        while let Some((w, job)) = self.servers.next(&self.closed) {
             thread::sleep(self.service_time(w, job.ticket));
             let latency = job.started.elapsed();
             self.latency_ns[job.ticket].store(latency.as_nanos() as u64, Relaxed);
@@ -206,6 +218,7 @@ impl<'p> Run<'p> {
             self.served[w].fetch_add(1, Relaxed);
             self.held[w].fetch_sub(1, Relaxed);
             drop(job.reservation);
+            self.servers.done(w);
             self.completed.fetch_add(1, Relaxed);
             self.permits.release();
         }
@@ -293,7 +306,7 @@ impl<'p> Run<'p> {
 
     /// Every worker's in-flight count in the pool, draining ones included.
     fn loads(&self) -> Vec<u32> {
-        (0..self.queues.len() as u32)
+        (0..self.held.len() as u32)
             .map(|w| self.pool.in_flight(&w).unwrap_or(0))
             .collect()
     }

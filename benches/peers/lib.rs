@@ -1,0 +1,1 @@
+//! Empty: this package holds only the peer benchmarks (see `Cargo.toml`).

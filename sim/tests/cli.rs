@@ -1,0 +1,122 @@
+//! The command line refuses what it cannot run, before doing any work, with a
+//! one-line message; and its summary draws no conclusion from nothing.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Runs the simulator with `args`; returns (exit code, stdout, stderr, time).
+fn simulate(args: &[&str]) -> (Option<i32>, String, String, Duration) {
+    let start = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_simulate"))
+        .args(args)
+        .output()
+        .expect("the simulate binary runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        start.elapsed(),
+    )
+}
+
+/// `args` are refused at once (exit 2, nothing on stdout) with one line
+/// on stderr that names `flag`.
+fn refused(args: &[&str], flag: &str) {
+    let (code, stdout, stderr, took) = simulate(args);
+    assert_eq!(code, Some(2), "{args:?}: stdout {stdout:?} stderr {stderr:?}");
+    assert_eq!(stdout, "", "{args:?}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr:?}");
+    assert!(stderr.starts_with("simulate: "), "{args:?}: {stderr:?}");
+    assert!(stderr.contains(flag), "{args:?}: {stderr:?} does not name {flag}");
+    assert!(took < Duration::from_secs(5), "{args:?}: took {took:?}");
+}
+
+#[test]
+fn workers_beyond_the_pool_limit_are_refused() {
+    refused(&["--workers", "100000000000"], "--workers");
+    refused(&["--workers", "100000"], "--workers");
+}
+
+/// A fleet far beyond one thread per worker slot runs, on threads bounded by
+/// the requests in flight (before: one thread per slot, a spawn failure at
+/// 5 000 workers).
+#[test]
+fn a_large_fleet_runs_on_a_bounded_number_of_threads() {
+    let out = table(&[
+        "--workers",
+        "20000",
+        "--speeds",
+        "1",
+        "--slots",
+        "8",
+        "-n",
+        "400",
+        "--bursts",
+        "2",
+        "--modes",
+        "least-loaded",
+    ]);
+    assert!(out.contains("Invariants held"), "{out}");
+}
+
+#[test]
+fn sizes_that_would_exhaust_memory_or_threads_are_refused() {
+    refused(&["--threads", "100000"], "--threads");
+    refused(&["--requests", "1000000000000"], "--requests");
+    refused(&["--concurrency", "1000000000"], "--concurrency");
+}
+
+#[test]
+fn speeds_too_small_to_finish_are_refused() {
+    refused(&["--speeds", "1e-300"], "--speeds");
+    refused(&["--speeds", "1,0.000001"], "--speeds");
+}
+
+#[test]
+fn negative_numbers_are_refused_by_name() {
+    refused(&["--workers", "-3"], "--workers");
+    refused(&["-n", "-1"], "--requests");
+    refused(&["--speeds", "-1"], "--speeds");
+    refused(&["--service-ms", "-2"], "--service-ms");
+    refused(&["--out-ms", "-1"], "--out-ms");
+    refused(&["--out-ms", "1e300"], "--out-ms");
+}
+
+/// A quick run of `args` (each test gives `--requests` and `--bursts`); its table.
+fn table(args: &[&str]) -> String {
+    let base = ["--service-ms", "0.2"];
+    let args: Vec<&str> = base.iter().chain(args).copied().collect();
+    let (code, stdout, stderr, _) = simulate(&args);
+    assert_eq!(code, Some(0), "{args:?}: {stderr}");
+    stdout
+}
+
+#[test]
+fn no_requests_no_recommendation() {
+    let out = table(&["-n", "0", "--bursts", "4", "--modes", "random,least-loaded"]);
+    assert!(!out.contains("p99 latency"), "{out}");
+    assert!(out.contains("no requests"), "{out}");
+}
+
+#[test]
+fn no_bursts_no_even_split() {
+    let out = table(&["-n", "40", "--bursts", "0", "--modes", "random"]);
+    assert!(!out.contains("split evenly under"), "{out}");
+}
+
+#[test]
+fn an_all_cpu_fleet_has_no_accelerators() {
+    let out = table(&[
+        "-n",
+        "40",
+        "--bursts",
+        "4",
+        "--workers",
+        "4",
+        "--cpus",
+        "0,1,2,3",
+        "--modes",
+        "device-aware",
+    ]);
+    assert!(!out.contains("accelerator"), "{out}");
+}
