@@ -333,7 +333,10 @@ fn grid(d: &Data, corner: &str, rows: &[Row], cols: &[Col]) -> String {
                         let v = d.per_sec(&fill(p));
                         (v, Some(v.map_or("—".into(), per_sec)))
                     }
-                    Col::Allocs(_, p) => (d.facts.get(&fill(p)).and_then(|v| v.parse().ok()), None),
+                    Col::Allocs(_, p) => {
+                        let v: Option<f64> = d.facts.get(&fill(p)).and_then(|v| v.parse().ok());
+                        (v, Some(v.map_or("—".into(), |v| format!("{v}"))))
+                    }
                     Col::Var(_, k) => (None, Some(fill(&format!("{{{k}}}")))),
                     Col::Ratio(_, a, b) => {
                         let v = nums[*a].zip(nums[*b]).filter(|p| p.1 > 0.0).map(|(a, b)| a / b);
@@ -341,7 +344,8 @@ fn grid(d: &Data, corner: &str, rows: &[Row], cols: &[Col]) -> String {
                     }
                     Col::Delta(_, a, b) => {
                         let v = nums[*a].zip(nums[*b]).map(|(a, b)| a - b);
-                        (v, Some(v.map_or("—".into(), |v| format!("{v:+.2}"))))
+                        let signed = |v: f64| format!("{}{}", if v < 0.0 { "−" } else { "+" }, ns(v.abs()));
+                        (v, Some(v.map_or("—".into(), signed)))
                     }
                 };
                 cells.push(text.unwrap_or_else(|| num.map_or("—".into(), ns)));
