@@ -712,18 +712,19 @@ fn scaling_note(d: &Data) -> String {
     let cores: usize = d.fact("cores").parse().unwrap_or(0);
     let counts = d.thread_counts();
     if cores >= 16 && counts.last().is_some_and(|&t| t >= 16) {
-        format!("Measured on {cores} cores: read each row across the thread counts for scaling.")
-    } else {
-        format!(
-            "**Scaling is unmeasured.** This run had {} cores, shared with other builds, and thread \
-             counts {counts:?}: with more runnable tasks than cores a second thread gets no second \
-             core's worth of time, so neither ours nor the reference can show scaling, or its \
-             absence, here; only the ratios within one thread count mean something. No machine \
-             with 16 cores was lent to this run. On one, run \
-             `WORKERPICK_BENCH_THREADS=1,2,4,8,16 ci/bench-report.sh`.",
-            d.fact("cores")
-        )
+        return format!("Measured on {cores} cores: read each row across the thread counts for scaling.");
     }
+    let counts = join(counts.iter().map(usize::to_string), ", ");
+    format!(
+        "**Scaling is unmeasured.** This run had {} cores (load average {} before it) and \
+         thread counts {counts}: with more runnable tasks than cores a second thread gets no \
+         second core's worth of time, so neither ours nor the reference can show scaling, or \
+         its absence, here; only the ratios within one thread count mean something. No \
+         machine with 16 cores was lent to this run. On one, run \
+         `WORKERPICK_BENCH_THREADS=1,2,4,8,16 ci/bench-report.sh`.",
+        d.fact("cores"),
+        d.fact("load_before"),
+    )
 }
 
 fn render(d: &Data) -> String {
