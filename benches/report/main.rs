@@ -569,6 +569,23 @@ fn stale_mask_table(d: &Data) -> String {
     grid(d, "mode/workers", &rows, &cols)
 }
 
+/// Operations per second at each thread count for each implementation
+/// (`(heading, id)`), and ours ÷ `imps[vs]`; `held` fills `threads{T}-held…`.
+fn per_thread(d: &Data, corner: &str, rows: &[Row], held: &str, imps: &[(&str, &str)], vs: usize) -> String {
+    let mut cols = Vec::new();
+    for t in d.thread_counts() {
+        let i = cols.len();
+        for (head, imp) in imps {
+            let id = format!("{{m}}/{{n}}/threads{t}-held{held}/{imp}");
+            cols.push(Col::PerSec(format!("{head} {t}T"), id));
+        }
+        cols.push(ratio_col(&format!("ours ÷ {} {t}T", imps[vs].0), i, i + vs));
+    }
+    grid(d, corner, rows, &cols)
+}
+
+const OURS_AND_REF: [(&str, &str); 2] = [("ours", "workerpick-handle"), ("reference", "reference")];
+
 /// Ours and the reference per thread count, holding `R` reservations each.
 fn threads_table(d: &Data) -> String {
     let mut rows = Vec::new();
@@ -582,15 +599,7 @@ fn threads_table(d: &Data) -> String {
             }
         }
     }
-    let mut cols = Vec::new();
-    for t in d.thread_counts() {
-        let p = |imp: &str| format!("{{m}}/{{n}}/threads{t}-held{{r}}/{imp}");
-        let i = cols.len();
-        cols.push(Col::PerSec(format!("ours {t}T"), p("workerpick-handle")));
-        cols.push(Col::PerSec(format!("reference {t}T"), p("reference")));
-        cols.push(ratio_col(&format!("ours ÷ reference {t}T"), i, i + 1));
-    }
-    grid(d, "mode/workers, held", &rows, &cols)
+    per_thread(d, "mode/workers, held", &rows, "{r}", &OURS_AND_REF, 1)
 }
 
 /// The thread-safe peers beside ours and the reference, nothing held.
@@ -601,16 +610,8 @@ fn peer_threads_table(d: &Data) -> String {
             rows.push(row(format!("{m}/{n} ({p})"), &[("m", &m), ("n", &n), ("p", &p)]));
         }
     }
-    let mut cols = Vec::new();
-    for t in d.thread_counts() {
-        let p = |imp: &str| format!("{{m}}/{{n}}/threads{t}-held0/{imp}");
-        let i = cols.len();
-        cols.push(Col::PerSec(format!("ours {t}T"), p("workerpick-handle")));
-        cols.push(Col::PerSec(format!("reference {t}T"), p("reference")));
-        cols.push(Col::PerSec(format!("peer {t}T"), p("{p}")));
-        cols.push(ratio_col(&format!("ours ÷ peer {t}T"), i, i + 2));
-    }
-    grid(d, "mode/workers (peer)", &rows, &cols)
+    let imps = [OURS_AND_REF[0], OURS_AND_REF[1], ("peer", "{p}")];
+    per_thread(d, "mode/workers (peer)", &rows, "0", &imps, 2)
 }
 
 fn allocs_table(d: &Data) -> String {
@@ -727,29 +728,18 @@ fn scaling_note(d: &Data) -> String {
     )
 }
 
+/// The run's facts the template names (`{{date}}`, …), from
+/// `target/bench-report/*.txt` and `iai/budgets.toml`.
+#[rustfmt::skip]
+const FACTS: [&str; 12] = [
+    "date", "command", "cpu", "cores", "features", "scan_backend", "rustc", "commit",
+    "load_before", "load_after", "seconds", "iai_rustc",
+];
+
 fn render(d: &Data) -> String {
     let names = mode_names();
-    let fills: Vec<(&str, String)> = vec![
-        ("date", d.fact("date").into()),
-        ("command", d.fact("command").into()),
-        (
-            "cpu",
-            format!(
-                "{}, {} cores, {}",
-                d.fact("cpu"),
-                d.fact("cores"),
-                d.fact("features")
-            ),
-        ),
-        ("backend", d.fact("scan_backend").into()),
-        ("rustc", d.fact("rustc").into()),
-        ("commit", d.fact("commit").into()),
-        (
-            "load",
-            format!("{} before, {} after", d.fact("load_before"), d.fact("load_after")),
-        ),
-        ("duration", d.fact("seconds").into()),
-        ("iai-rustc", d.fact("iai_rustc").into()),
+    let two = ["power-of-two", "least-loaded"];
+    let tables: [(&str, String); 18] = [
         ("targets", targets_table(d)),
         ("peers", peers_table(d)),
         ("owned", owned_table(d)),
@@ -758,14 +748,8 @@ fn render(d: &Data) -> String {
         ("worker-read", worker_read_table(d)),
         ("few-ties", vs_reference(d, "reserve", &["least-loaded-4-ties"])),
         ("preview", vs_reference(d, "preview", &names)),
-        (
-            "masked-select",
-            vs_reference(d, "masked-select", &["power-of-two", "least-loaded"]),
-        ),
-        (
-            "masked-reserve",
-            vs_reference(d, "masked-reserve", &["power-of-two", "least-loaded"]),
-        ),
+        ("masked-select", vs_reference(d, "masked-select", &two)),
+        ("masked-reserve", vs_reference(d, "masked-reserve", &two)),
         ("stale-mask", stale_mask_table(d)),
         ("threads", threads_table(d)),
         ("peer-threads", peer_threads_table(d)),
@@ -775,8 +759,9 @@ fn render(d: &Data) -> String {
         ("scan", scan_table(d)),
         ("instructions", iai_table(d)),
     ];
+    let facts = FACTS.map(|k| (k, d.fact(k).to_string()));
     let mut out = include_str!("template.md").to_string();
-    for (k, v) in fills {
+    for (k, v) in tables.iter().chain(&facts) {
         out = out.replace(&format!("{{{{{k}}}}}"), v.trim_end());
     }
     if let Some(left) = out.find("{{") {
