@@ -17,7 +17,7 @@
 #   WORKERPICK_BENCH_MS=600            measurement time per benchmark, ms
 #   WORKERPICK_BENCH_SAMPLES=50        samples per benchmark (at least 10)
 #   WORKERPICK_REPORT_OUT=FILE         write the report there instead of BENCHMARKS.md
-# A smoke run of the whole pipeline (about 3 minutes once built):
+# A smoke run of the whole pipeline (under a minute once built):
 #   WORKERPICK_BENCH_PASSES=1 WORKERPICK_BENCH_MS=20 WORKERPICK_BENCH_SAMPLES=10 \
 #       WORKERPICK_REPORT_OUT=target/bench-report/smoke.md ci/bench-report.sh
 #
