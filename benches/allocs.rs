@@ -4,16 +4,16 @@
 //! what it claims (exact least-loaded, loads back to zero), since every ratio
 //! in the report leans on it.
 //!
-//! Prints a table and writes `target/bench-report/allocations.json` for
-//! `benches/report.rs`.
+//! Prints a table and writes `target/bench-report/allocations.txt`
+//! (allocations per operation) for the report.
 
 mod common;
 
 use common::counting::{Counting, per};
 use common::reference::Reference;
-use common::{Mode, report_dir, test_mode};
+use common::{MODES, reference_policy, report_dir, test_mode};
 use std::hint::black_box;
-use workerpick::{Pool, Request, Rng, Selector};
+use workerpick::{Mode, Pool, Request, Rng, Selector};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -30,7 +30,7 @@ struct Row {
 fn measure<S: Selector>(mode: Mode, sel: &S, ops: u64, rows: &mut Vec<Row>) {
     let pool = Pool::from_workers(0..WORKERS as u64).unwrap();
     let reference = Reference::new(0..WORKERS as u64, 1);
-    let policy = mode.reference();
+    let policy = reference_policy(mode);
     let mut h = pool.handle_with_rng(Rng::with_seed(1));
     let half = pool.eligibility(|w| w.is_multiple_of(2));
     let masked = Request::new().eligible(&half);
@@ -122,11 +122,14 @@ fn measure<S: Selector>(mode: Mode, sel: &S, ops: u64, rows: &mut Vec<Row>) {
     row(
         "reserve-held-64",
         "workerpick-handle",
-        per(ops / 64 + 1, || {
-            held.extend((0..64).map(|_| h.reserve(sel).unwrap()));
-            held.clear();
+        per(ops, || {
+            held.push(h.reserve(sel).unwrap());
+            if held.len() == 64 {
+                held.clear();
+            }
         }),
     );
+    drop(held);
     assert!(pool.loads().iter().all(|&(_, l)| l == 0));
 }
 
@@ -135,15 +138,15 @@ fn measure<S: Selector>(mode: Mode, sel: &S, ops: u64, rows: &mut Vec<Row>) {
 fn check_reference() {
     let r = Reference::new(0..4u64, 7);
     let held: Vec<_> = (0..8)
-        .map(|_| r.reserve(Mode::LeastLoaded.reference(), None).unwrap())
+        .map(|_| r.reserve(reference_policy(Mode::LeastLoaded), None).unwrap())
         .collect();
     assert!(
         (0..4).all(|w| r.in_flight(&w) == 2),
         "reference least-loaded is not exact"
     );
     let odd = |w: &u64| w % 2 == 1;
-    for mode in Mode::ALL {
-        let g = r.reserve(mode.reference(), Some(&odd)).unwrap();
+    for mode in MODES {
+        let g = r.reserve(reference_policy(mode), Some(&odd)).unwrap();
         assert!(odd(g.worker()), "reference ignored the filter");
     }
     drop(held);
@@ -154,7 +157,7 @@ fn main() {
     check_reference();
     let ops = if test_mode() { 10 } else { 1000 };
     let mut rows = Vec::new();
-    for mode in Mode::ALL {
+    for mode in MODES {
         with_selector!(mode, |sel| measure(mode, &sel, ops, &mut rows));
     }
 
@@ -172,21 +175,14 @@ fn main() {
         .collect();
 
     if !test_mode() {
-        let json = serde_json::json!({
-            "workers": WORKERS,
-            "ops": ops,
-            "scan_backend": workerpick::scan::Backend::detect().name(),
-            "rows": rows.iter().map(|r| serde_json::json!({
-                "mode": r.mode, "op": r.op, "impl": r.imp, "allocs": r.allocs,
-            })).collect::<Vec<_>>(),
-        });
+        // `mode/op/impl=allocations per op` lines, read by the report.
+        let mut lines = format!("scan_backend={}\n", workerpick::scan::Backend::detect().name());
+        for r in &rows {
+            lines += &format!("{}/{}/{}={}\n", r.mode, r.op, r.imp, r.allocs as f64 / ops as f64);
+        }
         let dir = report_dir();
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("allocations.json"),
-            serde_json::to_string_pretty(&json).unwrap(),
-        )
-        .unwrap();
+        std::fs::write(dir.join("allocations.txt"), lines).unwrap();
     }
     if !bad.is_empty() {
         for r in bad {

@@ -9,11 +9,15 @@
 //! `power-of-two/64/threads2/owned`. Wall time per operation, summed over
 //! threads (throughput is `threads / time`).
 
+mod common;
+
+use common::settings;
+use criterion::measurement::WallTime;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
-use workerpick::{LeastLoaded, Pool, PowerOfTwo, Random, Rng, Selector};
+use workerpick::{Mode, Pool, Rng, Selector};
 
 const WORKERS: usize = 64;
 
@@ -50,10 +54,7 @@ fn timed<T>(
 fn mode<S: Selector>(c: &mut Criterion, name: &str, selector: S) {
     let pool = Arc::new(Pool::from_workers(0..WORKERS as u64).unwrap());
     let mut group = c.benchmark_group(format!("{name}/{WORKERS}"));
-    group
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(20);
+    group.sample_size(settings::samples(20));
     let selector = &selector;
     for threads in [1, 2] {
         let id = |path: &str| BenchmarkId::new(format!("threads{threads}"), path);
@@ -95,10 +96,14 @@ fn mode<S: Selector>(c: &mut Criterion, name: &str, selector: S) {
 }
 
 fn owned(c: &mut Criterion) {
-    mode(c, "random", Random::new());
-    mode(c, "power-of-two", PowerOfTwo::new());
-    mode(c, "least-loaded", LeastLoaded::new());
+    for m in [Mode::Random, Mode::PowerOfTwo, Mode::LeastLoaded] {
+        with_selector!(m, |sel| mode(c, m.name(), sel));
+    }
 }
 
-criterion_group!(benches, owned);
+criterion_group! {
+    name = benches;
+    config = settings::criterion(WallTime);
+    targets = owned
+}
 criterion_main!(benches);

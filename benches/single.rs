@@ -21,12 +21,11 @@ mod common;
 
 use common::cpu_time::CpuTime;
 use common::reference::Reference;
-use common::{Mode, WORKERS};
+use common::{MODES, WORKERS, reference_policy, settings};
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
-use workerpick::{LeastLoaded, Pool, Request, Rng, Selector};
+use workerpick::{LeastLoaded, Mode, Pool, Request, Rng, Selector};
 
 const OURS: &str = "workerpick-handle";
 const POOL: &str = "workerpick-pool";
@@ -34,7 +33,7 @@ const DYN: &str = "workerpick-handle-dyn";
 const REF: &str = "reference";
 
 fn modes(c: &mut Criterion<CpuTime>) {
-    for mode in Mode::ALL {
+    for mode in MODES {
         for n in WORKERS {
             with_selector!(mode, |sel| group(c, mode, n, &sel));
         }
@@ -44,13 +43,13 @@ fn modes(c: &mut Criterion<CpuTime>) {
 /// Sample count for a function whose one call may take `ns_guess` ns: slow
 /// ones get fewer samples so the suite stays short.
 fn samples_for(g: &mut BenchmarkGroup<'_, CpuTime>, ns_guess: usize) {
-    g.sample_size(if ns_guess > 20_000 { 20 } else { 50 });
+    g.sample_size(settings::samples(if ns_guess > 20_000 { 20 } else { 50 }));
 }
 
 fn group<S: Selector>(c: &mut Criterion<CpuTime>, mode: Mode, n: usize, sel: &S) {
     let pool = Pool::from_workers(0..n as u64).unwrap();
     let reference = Reference::new(0..n as u64, 1);
-    let policy = mode.reference();
+    let policy = reference_policy(mode);
     let mut h = pool.handle_with_rng(Rng::with_seed(1));
     // Hidden from the optimiser so the call stays virtual.
     let dynamic: &dyn Selector = black_box(sel);
@@ -132,7 +131,7 @@ fn few_ties(c: &mut Criterion<CpuTime>) {
     for n in WORKERS {
         let pool = Pool::from_workers(0..n as u64).unwrap();
         let reference = Reference::new(0..n as u64, 1);
-        let policy = Mode::LeastLoaded.reference();
+        let policy = reference_policy(Mode::LeastLoaded);
         let mut h = pool.handle_with_rng(Rng::with_seed(1));
         let sel = LeastLoaded::new();
         let held: Vec<_> = (4..n).map(|_| h.reserve(&sel).unwrap()).collect();
@@ -232,15 +231,9 @@ fn scan(c: &mut Criterion<CpuTime>) {
 /// unrelated insert (`after-insert`), and before a removal (`after-removal`),
 /// per mode. Device-aware also carries cache hits as old as the mask.
 fn stale_mask(c: &mut Criterion<CpuTime>) {
-    use workerpick::{CacheHits, DeviceAware, PowerOfTwo, Random, RoundRobin};
-    let (rr, da) = (RoundRobin::new(), DeviceAware::new());
-    let modes: [(&str, &dyn Selector); 5] = [
-        ("random", &Random),
-        ("round-robin", &rr),
-        ("power-of-two", &PowerOfTwo),
-        ("least-loaded", &LeastLoaded),
-        ("device-aware", &da),
-    ];
+    use workerpick::CacheHits;
+    // Every built-in, through `&dyn Selector` as a router resolving a name holds it.
+    let modes: Vec<_> = Mode::ALL.iter().map(|m| (*m, m.selector())).collect();
     for n in [1024u64, 10_000] {
         let mut g = c.benchmark_group(format!("stale-mask/{n}"));
         for case in ["fresh", "after-insert", "after-removal"] {
@@ -253,15 +246,15 @@ fn stale_mask(c: &mut Criterion<CpuTime>) {
                 _ => {}
             }
             let mut h = pool.handle_with_rng(Rng::with_seed(1));
-            for (name, sel) in modes {
+            for (mode, sel) in &modes {
                 let req = Request::new().eligible(&half);
-                let req = if name == "device-aware" {
+                let req = if *mode == Mode::DeviceAware {
                     req.cache_hits(&hits)
                 } else {
                     req
                 };
-                g.bench_function(BenchmarkId::new(name, case), |b| {
-                    b.iter(|| drop(black_box(h.reserve_with(sel, &req).unwrap())))
+                g.bench_function(BenchmarkId::new(mode.name(), case), |b| {
+                    b.iter(|| drop(black_box(h.reserve_with(&**sel, &req).unwrap())))
                 });
             }
         }
@@ -270,15 +263,8 @@ fn stale_mask(c: &mut Criterion<CpuTime>) {
 }
 
 fn config() -> Criterion<CpuTime> {
-    // Short runs: the whole suite has to fit in a few minutes on a shared
-    // 2-core machine. Override on the command line (`--measurement-time`).
     // Thread CPU time, not wall time: see `common/cpu_time.rs`.
-    Criterion::default()
-        .with_measurement(CpuTime)
-        .warm_up_time(Duration::from_millis(200))
-        .measurement_time(Duration::from_millis(600))
-        .sample_size(50)
-        .nresamples(10_000)
+    settings::criterion(CpuTime)
 }
 
 criterion_group! {

@@ -14,14 +14,15 @@
 
 mod common;
 
-use common::Mode;
 use common::reference::Reference;
 use common::thread_counts::thread_counts;
+use common::{reference_policy, settings};
+use criterion::measurement::WallTime;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
-use workerpick::{Pool, Rng, Selector};
+use workerpick::{Mode, Pool, Rng, Selector};
 
 const WORKERS: [usize; 2] = [64, 1024];
 const MODES: [Mode; 3] = [Mode::PowerOfTwo, Mode::LeastLoaded, Mode::RoundRobin];
@@ -91,11 +92,12 @@ fn threads(c: &mut Criterion) {
 fn group<S: Selector>(c: &mut Criterion, mode: Mode, n: usize, sel: &S, counts: &[usize]) {
     let pool = Pool::from_workers(0..n as u64).unwrap();
     let reference = Reference::new(0..n as u64, 1);
-    let policy = mode.reference();
+    let policy = reference_policy(mode);
     let mut g = c.benchmark_group(format!("{}/{}", mode.name(), n));
     // Every sample runs the same number of operations per thread, so thread
     // start-up is amortised alike in each.
-    g.sampling_mode(SamplingMode::Flat).sample_size(10);
+    g.sampling_mode(SamplingMode::Flat)
+        .sample_size(settings::samples(10));
     for held in [0, n] {
         for &t in counts {
             let f = format!("threads{t}-held{held}");
@@ -129,10 +131,7 @@ fn group<S: Selector>(c: &mut Criterion, mode: Mode, n: usize, sel: &S, counts: 
 }
 
 fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_millis(200))
-        .measurement_time(Duration::from_millis(700))
-        .nresamples(10_000)
+    settings::criterion(WallTime)
 }
 
 criterion_group! {

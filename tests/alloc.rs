@@ -1,48 +1,12 @@
 //! Picks, previews, reservations and releases never touch the heap.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+mod common;
+
+use common::counting::{Counting, allocations};
 use workerpick::{LeastLoaded, Pool, PowerOfTwo, Random, Request, RoundRobin, Selector};
-
-struct Counting;
-
-thread_local! {
-    // Per thread: the harness and other tests allocate on their own threads
-    // while a test measures.
-    static ALLOCS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count() {
-    ALLOCS.with(|n| n.set(n.get() + 1));
-}
-
-// SAFETY: defers to the system allocator; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: forwarded with the caller's layout.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: forwarded as received.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-/// Heap allocations `f` makes on this thread.
-fn allocations(f: impl FnOnce()) -> usize {
-    let before = ALLOCS.with(Cell::get);
-    f();
-    ALLOCS.with(Cell::get) - before
-}
 
 #[test]
 fn the_counter_sees_allocations() {

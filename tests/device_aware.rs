@@ -2,39 +2,15 @@
 //! a sequential reference model.
 
 use proptest::prelude::*;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::collections::HashMap;
 use workerpick::{CacheHits, DeviceAware, DeviceKind, Error, Pool, Request, Reservation, Rng, WorkerInfo};
 
-/// Counts this thread's allocations, so tests running beside each other do
-/// not disturb the count.
-struct Counting;
+mod common;
 
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards to the system allocator; the counter is a const-initialised
-// thread-local, which needs no allocation itself.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        // SAFETY: same contract as ours.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as ours.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use common::counting::{Counting, allocations};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
-}
 
 const CPU: WorkerInfo = WorkerInfo::new().device(DeviceKind::Cpu);
 const ACC: WorkerInfo = WorkerInfo::new();
@@ -385,20 +361,21 @@ fn no_allocation_per_pick() {
     let mut h = pool.handle();
     // Warm the handle's cache.
     drop(h.reserve(&mode).unwrap());
-    let before = allocations();
     let mut held: [Option<Reservation<'_, usize>>; 16] = Default::default();
-    for i in 0..4096 {
-        let full = Request::new().eligible(&mask).cache_hits(&hits);
-        let req = if i % 3 == 0 { full } else { Request::new() };
-        held[i % 16] = Some(h.reserve_with(&mode, &req).unwrap());
-        let _ = h.preview_with(&mode, &req).unwrap();
-        if i % 64 == 0 {
-            // Refill the reusable input: no allocation once it fits.
-            hits.rebuild_sparse(&pool, 4, [(&2, 4), (&5, 4)]);
+    let n = allocations(|| {
+        for i in 0..4096 {
+            let full = Request::new().eligible(&mask).cache_hits(&hits);
+            let req = if i % 3 == 0 { full } else { Request::new() };
+            held[i % 16] = Some(h.reserve_with(&mode, &req).unwrap());
+            let _ = h.preview_with(&mode, &req).unwrap();
+            if i % 64 == 0 {
+                // Refill the reusable input: no allocation once it fits.
+                hits.rebuild_sparse(&pool, 4, [(&2, 4), (&5, 4)]);
+            }
         }
-    }
-    drop(held);
-    assert_eq!(allocations() - before, 0);
+        drop(held);
+    });
+    assert_eq!(n, 0);
 }
 
 #[test]

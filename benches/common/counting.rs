@@ -1,6 +1,10 @@
 //! A global allocator that counts allocations, for the benchmarks that report
-//! allocations per operation. A binary opts in with
-//! `#[global_allocator] static GLOBAL: Counting = Counting;`.
+//! allocations per operation (`allocs.rs`, and the peers through `#[path]`).
+//! A binary opts in with `#[global_allocator] static GLOBAL: Counting = Counting;`.
+//!
+//! It counts every thread's allocations, unlike the tests' per-thread one
+//! (`tests/common/counting.rs`): tower's `Buffer` serves a request on a
+//! runtime thread, and those allocations are part of its cost.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};

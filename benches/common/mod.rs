@@ -1,5 +1,6 @@
-//! Shared by the bench binaries: the modes, ours and the reference's, side by
-//! side; the worker counts; where results are written.
+//! Shared by the bench binaries: the modes compared (ours and the
+//! reference's, side by side), the worker counts, the settings, where results
+//! are written.
 
 // Each bench binary uses a different part of this module.
 #![allow(dead_code)]
@@ -7,73 +8,60 @@
 pub mod counting;
 pub mod cpu_time;
 pub mod reference;
+pub mod settings;
 pub mod thread_counts;
 
 use reference::{Policy, RefLeastLoaded, RefPowerOfTwo, RefRandom, RefRoundRobin};
 use std::path::PathBuf;
+use workerpick::Mode;
 
 /// Worker counts every single-thread group is measured at.
 pub const WORKERS: [usize; 4] = [8, 64, 1024, 10_000];
 
-/// The built-in modes, named as in the registry and in the group names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    Random,
-    RoundRobin,
-    PowerOfTwo,
-    LeastLoaded,
-}
+/// The built-in modes the reference design has a counterpart for (every one
+/// but device-aware), in `Mode::ALL`'s order.
+pub const MODES: [Mode; 4] = [
+    Mode::Random,
+    Mode::RoundRobin,
+    Mode::PowerOfTwo,
+    Mode::LeastLoaded,
+];
 
-impl Mode {
-    pub const ALL: [Mode; 4] = [
-        Mode::Random,
-        Mode::RoundRobin,
-        Mode::PowerOfTwo,
-        Mode::LeastLoaded,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Random => "random",
-            Mode::RoundRobin => "round-robin",
-            Mode::PowerOfTwo => "power-of-two",
-            Mode::LeastLoaded => "least-loaded",
-        }
-    }
-
-    /// The reference design's plugin for this mode.
-    pub fn reference(self) -> &'static dyn Policy<u64> {
-        match self {
-            Mode::Random => &RefRandom,
-            Mode::RoundRobin => &RefRoundRobin,
-            Mode::PowerOfTwo => &RefPowerOfTwo,
-            Mode::LeastLoaded => &RefLeastLoaded,
-        }
+/// The reference design's plugin for `mode` (one of [`MODES`]).
+pub fn reference_policy(mode: Mode) -> &'static dyn Policy<u64> {
+    match mode {
+        Mode::Random => &RefRandom,
+        Mode::RoundRobin => &RefRoundRobin,
+        Mode::PowerOfTwo => &RefPowerOfTwo,
+        Mode::LeastLoaded => &RefLeastLoaded,
+        other => panic!("the reference design has no {other} mode"),
     }
 }
 
-/// Runs `$body` with `$sel` bound to a fresh instance of `$mode`'s built-in,
-/// as its concrete type (so direct calls stay direct).
+/// Runs `$body` with `$sel` bound to a fresh instance of `$mode`'s built-in
+/// (one of [`MODES`]), as its concrete type, so direct calls stay direct
+/// (`Mode::selector` would hand out a `dyn Selector`).
 #[macro_export]
 macro_rules! with_selector {
     ($mode:expr, |$sel:ident| $body:expr) => {
         match $mode {
-            $crate::common::Mode::Random => {
+            workerpick::Mode::Random => {
                 let $sel = workerpick::Random::new();
                 $body
             }
-            $crate::common::Mode::RoundRobin => {
+            workerpick::Mode::RoundRobin => {
                 let $sel = workerpick::RoundRobin::new();
                 $body
             }
-            $crate::common::Mode::PowerOfTwo => {
+            workerpick::Mode::PowerOfTwo => {
                 let $sel = workerpick::PowerOfTwo::new();
                 $body
             }
-            $crate::common::Mode::LeastLoaded => {
+            workerpick::Mode::LeastLoaded => {
                 let $sel = workerpick::LeastLoaded::new();
                 $body
             }
+            other => panic!("no direct selector for {other} in the benches"),
         }
     };
 }

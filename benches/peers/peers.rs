@@ -25,11 +25,14 @@
 mod counting;
 #[path = "../common/cpu_time.rs"]
 mod cpu_time;
+#[path = "../common/settings.rs"]
+mod settings;
 #[path = "../common/thread_counts.rs"]
 mod thread_counts;
 
 use counting::Counting;
 use cpu_time::CpuTime;
+use criterion::measurement::WallTime;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use pingora_load_balancing::LoadBalancer;
 use pingora_load_balancing::selection::{BackendIter, BackendSelection, Random, RoundRobin};
@@ -217,7 +220,7 @@ fn threads(c: &mut Criterion) {
         ];
         for (mode, name, op) in ops {
             let mut g = c.benchmark_group(format!("{mode}/{n}"));
-            g.sampling_mode(SamplingMode::Flat).sample_size(10);
+            g.sampling_mode(SamplingMode::Flat).sample_size(settings::samples(10));
             for t in thread_counts() {
                 g.throughput(Throughput::Elements(t as u64 * BATCH));
                 g.bench_function(BenchmarkId::new(format!("threads{t}-held0"), name), |b| {
@@ -247,23 +250,14 @@ fn write_allocations(allocs: &[(String, f64)]) {
     }
 }
 
-/// `benches/single.rs`'s settings.
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_millis(200))
-        .measurement_time(Duration::from_millis(600))
-        .sample_size(50)
-        .nresamples(10_000)
-}
-
 criterion_group! {
     name = on_cpu_time;
-    config = config().with_measurement(CpuTime);
+    config = settings::criterion(CpuTime);
     targets = single
 }
 criterion_group! {
     name = on_wall_time;
-    config = config();
+    config = settings::criterion(WallTime);
     targets = buffered, threads
 }
 criterion_main!(on_cpu_time, on_wall_time);

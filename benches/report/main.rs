@@ -1,136 +1,92 @@
 //! Regenerates `BENCHMARKS.md` from the results of a real run: criterion's
-//! `target/criterion/**/{pass1,new}/{benchmark,estimates}.json` (plus the
-//! `pass2`, `pass3`, … baselines of the repeated target benchmarks), the allocation
-//! counts in `target/bench-report/allocations.json` and the run's facts in
-//! `target/bench-report/run.txt` (both written by `ci/bench-report.sh`).
+//! `target/criterion/**/{passK,new}/{benchmark,estimates}.json`, the
+//! `key=value` files `ci/bench-report.sh` and the benches write to
+//! `target/bench-report/` (the run's facts, allocations per operation), and
+//! the instruction counts the callgrind gate last measured
+//! (`iai/budgets.toml`).
 //!
-//! The prose lives in `benches/report/template.md`; every number in the output
-//! comes from the files above, never from the template.
+//! The prose lives in `template.md`; every number comes from the files above.
+//! Each table is a spec (rows × columns, see [`Col`]) filled from the results
+//! by one function, [`grid`].
 //!
-//! `cargo bench --bench report -- --write` writes `BENCHMARKS.md`; without
-//! `--write` (as under `cargo bench -- --test`) it only renders, and says so.
-
-mod targets;
+//! `cargo bench --bench report -- --write` writes `BENCHMARKS.md` (or the file
+//! named by `WORKERPICK_REPORT_OUT`); without `--write` (as under
+//! `cargo bench -- --test`) it only renders, and says so.
 
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use targets::{ANCHORS, SEED};
+use workerpick::Mode;
 
 const WORKERS: [usize; 4] = [8, 64, 1024, 10_000];
-const MODES: [&str; 4] = ["random", "round-robin", "power-of-two", "least-loaded"];
-const OURS: &str = "workerpick-handle";
-const DYN: &str = "workerpick-handle-dyn";
-const POOL: &str = "workerpick-pool";
-const REF: &str = "reference";
-/// The peers (`benches/peers`): what a Rust router would use instead.
-const PINGORA: &str = "pingora";
-const TOWER: &str = "tower-p2c";
-const TOWER_BUFFER: &str = "tower-p2c-buffer";
-
-/// One criterion result: the median time per iteration and its 95% interval.
-#[derive(Clone, Copy)]
-struct Est {
-    median: f64,
-    lo: f64,
-    hi: f64,
-    /// Elements per iteration, for throughput benchmarks.
-    elements: Option<f64>,
-}
-
 struct Data {
-    /// Each benchmark's result in the first pass (the whole suite).
-    est: HashMap<String, Est>,
-    /// The median of every pass that measured a benchmark, the first pass first:
-    /// the target benchmarks run in several passes, minutes apart (see
-    /// `ci/bench-report.sh`), the others once.
+    /// Each benchmark's median ns in every pass that measured it, the first
+    /// pass (the whole suite) first; `elements` per iteration for throughputs.
     passes: HashMap<String, Vec<f64>>,
-    allocs: Option<Value>,
-    run: BTreeMap<String, String>,
-    /// Instructions per operation (callgrind), by `mode/workers/op`.
-    ir: BTreeMap<String, u64>,
-    /// The peers' allocations per operation, by benchmark id
-    /// (`benches/peers`, `peer-allocations.txt`).
-    peer_allocs: BTreeMap<String, String>,
+    elements: HashMap<String, f64>,
+    /// Every `key=value` line of `target/bench-report/*.txt`.
+    facts: BTreeMap<String, String>,
+    /// `iai/budgets.toml`: (benchmark, instructions measured, budget), per operation.
+    iai: Vec<(String, f64, f64)>,
 }
 
 impl Data {
-    fn get(&self, id: &str) -> Option<Est> {
-        self.est.get(id).copied()
+    /// The first pass's median: what the tables show (ours and the reference
+    /// measured in the same minute).
+    fn ns(&self, id: &str) -> Option<f64> {
+        self.passes.get(id).map(|p| p[0])
     }
 
-    /// Median ns of `group/function/value`.
-    fn ns(&self, group: &str, function: &str, value: &str) -> Option<f64> {
-        self.get(&format!("{group}/{function}/{value}")).map(|e| e.median)
-    }
-
-    fn op(&self, mode: &str, n: usize, op: &str, imp: &str) -> Option<f64> {
-        self.ns(&format!("{mode}/{n}"), op, imp)
-    }
-
-    /// The lowest of the passes' medians of `id`: what the targets are judged on.
-    /// Interference on a shared machine only ever adds time, so the quietest pass
-    /// is the closest to what the code costs.
+    /// The lowest of the passes' medians: what the targets are judged on.
+    /// Interference on a shared machine only adds time.
     fn best(&self, id: &str) -> Option<f64> {
         self.passes.get(id)?.iter().copied().min_by(f64::total_cmp)
     }
 
-    /// [`Self::best`] of `mode/n/op/imp`.
-    fn best_op(&self, mode: &str, n: usize, op: &str, imp: &str) -> Option<f64> {
-        self.best(&format!("{mode}/{n}/{op}/{imp}"))
+    /// Operations per second of a throughput benchmark.
+    fn per_sec(&self, id: &str) -> Option<f64> {
+        Some(self.elements.get(id)? * 1e9 / self.ns(id)?)
     }
 
-    /// The passes' medians of `id`, as "a · b · c" (empty for a single pass).
-    fn pass_list(&self, id: &str) -> String {
-        match self.passes.get(id) {
-            Some(p) if p.len() > 1 => p.iter().map(|&v| ns(v)).collect::<Vec<_>>().join(" · "),
-            _ => String::new(),
-        }
+    fn fact(&self, key: &str) -> &str {
+        self.facts.get(key).map_or("(unknown)", String::as_str)
     }
 
-    /// The most passes any benchmark ran in.
-    fn pass_count(&self) -> usize {
-        self.passes.values().map(Vec::len).max().unwrap_or(0)
-    }
-
-    fn floor(&self, name: &str) -> Option<f64> {
-        self.best(&format!("floor/{name}"))
-    }
-
-    /// The fastest scan backend's time over `n` counters (best of the passes).
-    fn scan(&self, n: usize) -> Option<(f64, String)> {
-        let prefix = format!("scan/{n}/least/");
-        self.passes
-            .keys()
-            .filter_map(|k| {
-                let backend = k.strip_prefix(&prefix)?;
-                Some((self.best(k)?, backend.to_string()))
-            })
-            .min_by(|a, b| a.0.total_cmp(&b.0))
+    /// The fastest scan backend over `n` counters (best of the passes).
+    fn scan(&self, n: usize) -> Option<f64> {
+        self.backends()
+            .iter()
+            .filter_map(|b| self.best(&format!("scan/{n}/least/{b}")))
+            .min_by(f64::total_cmp)
     }
 
     fn backends(&self) -> Vec<String> {
-        let mut b: Vec<String> = self
-            .est
-            .keys()
+        let mut b: Vec<String> = (self.passes.keys())
             .filter_map(|k| k.strip_prefix("scan/8/least/").map(str::to_string))
             .collect();
         b.sort();
         b
     }
 
-    /// " · N instructions" for `name`, when counted.
-    fn ir_note(&self, name: &str) -> String {
-        self.ir
-            .get(name)
-            .map_or(String::new(), |n| format!("<br>{n} instructions / op"))
-    }
-
-    fn run(&self, key: &str) -> &str {
-        self.run.get(key).map_or("(unknown)", String::as_str)
+    /// The thread counts the thread groups ran at (`…/threads{T}…`).
+    fn thread_counts(&self) -> Vec<usize> {
+        let count = |k: &str| {
+            k.split('/')
+                .nth(2)?
+                .strip_prefix("threads")?
+                .split('-')
+                .next()?
+                .parse()
+                .ok()
+        };
+        let mut c: Vec<usize> = self.passes.keys().filter_map(|k| count(k)).collect();
+        c.sort_unstable();
+        c.dedup();
+        c
     }
 }
+
+// ---------------------------------------------------------------- loading
 
 fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
@@ -138,27 +94,20 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
 }
 
-/// Criterion's result in one output folder (`new`, `pass1`, …): its id and estimate.
-fn read_result(dir: &Path) -> Option<(String, Est)> {
+/// Criterion's result in one output folder: its id, median and throughput.
+fn read_result(dir: &Path) -> Option<(String, f64, Option<f64>)> {
     let read =
         |f: &str| -> Option<Value> { serde_json::from_str(&std::fs::read_to_string(dir.join(f)).ok()?).ok() };
     let (b, e) = (read("benchmark.json")?, read("estimates.json")?);
-    let m = &e["median"];
-    let f = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
     Some((
-        b["full_id"].as_str().unwrap_or_default().to_string(),
-        Est {
-            median: f(&m["point_estimate"]),
-            lo: f(&m["confidence_interval"]["lower_bound"]),
-            hi: f(&m["confidence_interval"]["upper_bound"]),
-            elements: b["throughput"]["Elements"].as_f64(),
-        },
+        b["full_id"].as_str()?.to_string(),
+        e["median"]["point_estimate"].as_f64()?,
+        b["throughput"]["Elements"].as_f64(),
     ))
 }
 
-/// Walks criterion's output: a benchmark's folder holds `new` (the latest run) and,
-/// when run by `ci/bench-report.sh`, a `passK` baseline per pass. The first pass
-/// is the result (`new` when there are no passes); every pass adds its median.
+/// Walks criterion's output: a benchmark's folder holds `new` (its latest
+/// run) and, when `ci/bench-report.sh` ran it, a `passK` baseline per pass.
 fn collect(dir: &Path, data: &mut Data) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -170,74 +119,92 @@ fn collect(dir: &Path, data: &mut Data) {
         .collect();
     let pass = |p: &Path| -> Option<usize> { p.file_name()?.to_str()?.strip_prefix("pass")?.parse().ok() };
     if !subdirs.iter().any(|p| p.ends_with("new") || pass(p).is_some()) {
-        subdirs.iter().for_each(|p| collect(p, data));
-        return;
+        return subdirs.iter().for_each(|p| collect(p, data));
     }
-    let mut passes: Vec<(usize, String, Est)> = subdirs
+    let mut runs: Vec<(usize, PathBuf)> = subdirs
         .iter()
-        .filter_map(|p| Some((pass(p)?, read_result(p)?)))
-        .map(|(k, (id, e))| (k, id, e))
+        .filter_map(|p| Some((pass(p)?, p.clone())))
         .collect();
-    passes.sort_by_key(|p| p.0);
-    let first = match passes.first() {
-        Some((_, id, e)) => Some((id.clone(), *e)),
-        None => read_result(&dir.join("new")),
-    };
-    if let Some((id, e)) = first {
-        let medians = if passes.is_empty() {
-            vec![e.median]
-        } else {
-            passes.iter().map(|p| p.2.median).collect()
-        };
-        data.passes.insert(id.clone(), medians);
-        data.est.insert(id, e);
+    if runs.is_empty() {
+        runs.push((0, dir.join("new")));
     }
+    runs.sort();
+    for (_, run) in runs {
+        if let Some((id, median, elements)) = read_result(&run) {
+            data.passes.entry(id.clone()).or_default().push(median);
+            if let Some(e) = elements {
+                data.elements.insert(id, e);
+            }
+        }
+    }
+}
+
+/// `iai/budgets.toml`'s `name = budget  # measured` lines, per operation (the
+/// gate runs `OPS` operations per benchmark, `iai/benches/gate.rs`), and the
+/// compiler they were measured with.
+fn iai_counts() -> (Vec<(String, f64, f64)>, Option<String>) {
+    let read =
+        |p: &str| std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(p)).unwrap_or_default();
+    let (gate, budgets) = (read("../iai/benches/gate.rs"), read("../iai/budgets.toml"));
+    let ops = gate.lines().find_map(|l| {
+        l.strip_prefix("const OPS: u32 = ")?
+            .strip_suffix(';')?
+            .parse()
+            .ok()
+    });
+    let ops: f64 = ops.unwrap_or(f64::NAN);
+    let num = |s: &str| s.trim().replace('_', "").parse::<f64>().ok();
+    let counts = (budgets.lines())
+        .filter_map(|l| {
+            let (name, (budget, measured)) = l
+                .split_once('=')
+                .and_then(|(n, r)| Some((n, r.split_once('#')?)))?;
+            Some((name.trim().to_string(), num(measured)? / ops, num(budget)? / ops))
+        })
+        .collect();
+    let rustc = budgets
+        .lines()
+        .find_map(|l| l.strip_prefix("# rustc: "))
+        .map(String::from);
+    (counts, rustc)
 }
 
 fn load() -> Data {
     let target = target_dir();
-    let report = target.join("bench-report");
-    let allocs = std::fs::read_to_string(report.join("allocations.json"))
-        .ok()
-        .and_then(|s| serde_json::from_str(&s).ok());
-    let pairs = |file: &str| -> BTreeMap<String, String> {
-        std::fs::read_to_string(report.join(file))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| {
-                l.split_once('=')
-                    .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-            })
-            .collect()
-    };
-    let run = pairs("run.txt");
-    let ir = pairs("instructions.txt")
-        .into_iter()
-        .filter_map(|(k, v)| Some((k, v.parse().ok()?)))
-        .collect();
-    let peer_allocs = pairs("peer-allocations.txt");
+    let (iai, iai_rustc) = iai_counts();
     let mut data = Data {
-        est: HashMap::new(),
         passes: HashMap::new(),
-        allocs,
-        run,
-        ir,
-        peer_allocs,
+        elements: HashMap::new(),
+        facts: BTreeMap::new(),
+        iai,
     };
+    data.facts.extend(iai_rustc.map(|r| ("iai_rustc".to_string(), r)));
+    let files = std::fs::read_dir(target.join("bench-report"))
+        .into_iter()
+        .flatten()
+        .flatten();
+    for path in files
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+    {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        for (k, v) in text.lines().filter_map(|l| l.split_once('=')) {
+            data.facts.insert(k.trim().to_string(), v.trim().to_string());
+        }
+    }
     collect(&target.join("criterion"), &mut data);
     data
 }
 
+// ---------------------------------------------------------------- formatting
+
 /// A duration in ns, with the precision its size deserves.
 fn ns(v: f64) -> String {
-    if !v.is_finite() {
-        "—".into()
-    } else if v < 10.0 {
-        format!("{v:.2}")
-    } else if v < 100.0 {
-        format!("{v:.1}")
-    } else {
-        group_digits(v.round() as u64)
+    match v {
+        v if !v.is_finite() => "—".into(),
+        v if v < 10.0 => format!("{v:.2}"),
+        v if v < 100.0 => format!("{v:.1}"),
+        v => group_digits(v.round() as u64),
     }
 }
 
@@ -253,474 +220,16 @@ fn group_digits(v: u64) -> String {
     out
 }
 
-fn opt_ns(v: Option<f64>) -> String {
-    v.map_or("—".into(), ns)
-}
-
-fn ratio(a: Option<f64>, b: Option<f64>) -> String {
-    match (a, b) {
-        (Some(a), Some(b)) if b > 0.0 => {
-            let r = a / b;
-            if r >= 100.0 {
-                format!("{}×", group_digits(r.round() as u64))
-            } else if r >= 10.0 {
-                format!("{r:.0}×")
-            } else {
-                format!("{r:.2}×")
-            }
-        }
-        _ => "—".into(),
+fn ratio(r: f64) -> String {
+    match r {
+        r if r >= 100.0 => format!("{}×", group_digits(r.round() as u64)),
+        r if r >= 10.0 => format!("{r:.0}×"),
+        r => format!("{r:.2}×"),
     }
 }
 
-fn with_ci(e: Option<Est>) -> String {
-    e.map_or("—".into(), |e| {
-        format!("{} [{}–{}]", ns(e.median), ns(e.lo), ns(e.hi))
-    })
-}
-
-/// "met" or how far off, for an upper bound in ns.
-fn verdict_max(v: Option<f64>, target: f64) -> String {
-    match v {
-        None => "not measured".into(),
-        Some(v) if v <= target => format!("**met** ({:.0}% of target)", 100.0 * v / target),
-        Some(v) => format!(
-            "**missed** by {} ns (+{:.0}%)",
-            ns(v - target),
-            100.0 * (v - target) / target
-        ),
-    }
-}
-
-/// Sums the floor primitives named, if all were measured.
-fn floor_sum(d: &Data, parts: &[(&str, f64)]) -> Option<f64> {
-    parts.iter().map(|&(p, k)| d.floor(p).map(|v| v * k)).sum()
-}
-
-fn table(head: &[&str], rows: &[Vec<String>]) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "| {} |", head.join(" | "));
-    let _ = writeln!(s, "|{}", head.iter().map(|_| "---|").collect::<String>());
-    for r in rows {
-        let _ = writeln!(s, "| {} |", r.join(" | "));
-    }
-    s
-}
-
-/// The worst (largest) best-of-passes figure over the worker counts, with the count.
-fn worst(d: &Data, mode: &str, op: &str) -> Option<(f64, usize)> {
-    WORKERS
-        .iter()
-        .filter_map(|&n| d.best_op(mode, n, op, OURS).map(|v| (v, n)))
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-}
-
-/// "<br>passes: a · b · c" for `id`, when it ran in more than one pass.
-fn passes_note(d: &Data, id: &str) -> String {
-    match d.pass_list(id) {
-        l if l.is_empty() => l,
-        l => format!("<br>passes: {l}"),
-    }
-}
-
-fn targets_table(d: &Data) -> String {
-    let measured_head = match d.pass_count() {
-        0 | 1 => "measured, median ns".to_string(),
-        k => format!("measured: the lowest of {k} passes' medians, ns"),
-    };
-    let mut rows = Vec::new();
-    // random / round-robin / power-of-two: one row each, the worst worker count.
-    // (mode, operation, target ns, published figure, primitives that bound it, and the
-    // draw-and-read primitive that stands for each `rng-below` at 10 000 workers,
-    // where a drawn worker's counter or key is a read beyond L1)
-    type Row<'a> = (&'a str, &'a str, f64, &'a str, Vec<(&'a str, f64)>, &'a str);
-    let simple: [Row<'_>; 3] = [
-        (
-            "random",
-            "select",
-            3.0,
-            SEED.random,
-            vec![("arc_swap-cache-load", 1.0), ("rng-below", 1.0)],
-            "rng-below+load-160KB",
-        ),
-        (
-            "round-robin",
-            "select",
-            4.0,
-            SEED.round_robin,
-            vec![("arc_swap-cache-load", 1.0), ("fetch_add", 1.0)],
-            "rng-below",
-        ),
-        (
-            "power-of-two",
-            "reserve",
-            10.0,
-            SEED.power_of_two,
-            vec![
-                ("arc_swap-cache-load", 1.0),
-                ("rng-below", 2.0),
-                ("compare_exchange", 1.0),
-                ("fetch_add", 1.0),
-            ],
-            "rng-below+load-40KB",
-        ),
-    ];
-    for (mode, op, target, seed, mut parts, draw_at_10000) in simple {
-        let w = worst(d, mode, op);
-        if w.is_some_and(|w| w.1 >= 10_000) {
-            for part in &mut parts {
-                if part.0 == "rng-below" {
-                    part.0 = draw_at_10000;
-                }
-            }
-        }
-        let what = if op == "reserve" {
-            "reserve + release"
-        } else {
-            "select"
-        };
-        let list = WORKERS
-            .iter()
-            .map(|&n| format!("{n}: {}", opt_ns(d.best_op(mode, n, op, OURS))))
-            .collect::<Vec<_>>()
-            .join(" · ");
-        rows.push(vec![
-            format!("{mode} {what} ≤ {target} ns (any n)"),
-            format!(
-                "worst {} at n = {}{}<br>{list}",
-                opt_ns(w.map(|w| w.0)),
-                w.map_or(0, |w| w.1),
-                passes_note(d, &format!("{mode}/{}/{op}/{OURS}", w.map_or(0, |w| w.1))),
-            ),
-            verdict_max(w.map(|w| w.0), target),
-            seed.into(),
-            format!(
-                "{} ns at n = {} = {}{}",
-                opt_ns(floor_sum(d, &parts)),
-                w.map_or(0, |w| w.1),
-                parts
-                    .iter()
-                    .map(|(p, k)| if *k == 1.0 {
-                        p.to_string()
-                    } else {
-                        format!("{k}×{p}")
-                    })
-                    .collect::<Vec<_>>()
-                    .join(" + "),
-                d.ir_note(&format!("{mode}/64/{op}")),
-            ),
-        ]);
-    }
-    for (n, target, seed) in [
-        (8, 15.0, "—"),
-        (1024, 45.0, SEED.least_loaded_1024),
-        (10_000, 350.0, SEED.least_loaded_10000),
-    ] {
-        let id = format!("least-loaded/{n}/reserve/{OURS}");
-        let v = d.best(&id);
-        let scan = d.scan(n);
-        let rest = floor_sum(
-            d,
-            &[
-                ("arc_swap-cache-load", 1.0),
-                ("compare_exchange", 1.0),
-                ("fetch_add", 1.0),
-            ],
-        );
-        let bound = match (scan.as_ref(), rest) {
-            (Some((s, b)), Some(r)) => format!(
-                "{} ns = scan ({b}) {} + cache load + CAS + fetch_add",
-                ns(s + r),
-                ns(*s)
-            ),
-            _ => "—".into(),
-        };
-        rows.push(vec![
-            format!("least-loaded reserve + release ≤ {target} ns at n = {n}"),
-            format!(
-                "{}{}<br>first pass: {}",
-                opt_ns(v),
-                passes_note(d, &id),
-                with_ci(d.get(&id))
-            ),
-            verdict_max(v, target),
-            seed.into(),
-            bound + &d.ir_note(&format!("least-loaded/{n}/reserve")),
-        ]);
-    }
-    // &dyn Selector overhead, where an operation is cheap enough for a 2 ns
-    // difference to be visible above the noise.
-    let mut deltas: Vec<(f64, String)> = Vec::new();
-    for mode in MODES {
-        for n in WORKERS {
-            if mode == "least-loaded" && n > 8 {
-                continue;
-            }
-            for op in ["select", "reserve"] {
-                if let (Some(a), Some(b)) = (d.best_op(mode, n, op, DYN), d.best_op(mode, n, op, OURS)) {
-                    deltas.push((a - b, format!("{mode}/{n} {op}")));
-                }
-            }
-        }
-    }
-    deltas.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let median_dyn = deltas.get(deltas.len() / 2).map(|d| d.0);
-    let ir_dyn: Vec<String> = ["random/64", "round-robin/64", "power-of-two/64", "least-loaded/8"]
-        .iter()
-        .filter_map(|c| {
-            let direct = d.ir.get(&format!("{c}/select"))?;
-            let dynamic = d.ir.get(&format!("{c}/select-dyn"))?;
-            Some(format!("{c} {:+}", *dynamic as i64 - *direct as i64))
-        })
-        .collect();
-    rows.push(vec![
-        "`&dyn Selector` ≤ 2 ns over the direct call".into(),
-        match (median_dyn, deltas.last()) {
-            (Some(m), Some((w, at))) => format!(
-                "median {:+.2} ns, worst {:+.2} ns ({at}) over {} pairs (random, round-robin, power-of-two at every n; least-loaded at 8)",
-                m,
-                w,
-                deltas.len()
-            ),
-            _ => "—".into(),
-        },
-        verdict_max(median_dyn, 2.0),
-        SEED.plugin.into(),
-        if ir_dyn.is_empty() {
-            "one indirect call; see the dyn table".into()
-        } else {
-            format!("instructions added per select: {}", ir_dyn.join(", "))
-        },
-    ]);
-    // least-loaded at 1024 vs the reference.
-    // Both from the first pass: the same minute of the same run.
-    let ours = d.op("least-loaded", 1024, "reserve", OURS);
-    let theirs = d.op("least-loaded", 1024, "reserve", REF);
-    let r = theirs.zip(ours).map(|(t, o)| t / o);
-    rows.push(vec![
-        "least-loaded at 1024 ≥ 100× faster than the reference".into(),
-        format!(
-            "{} against this run's reference ({} vs {} ns); {} against the earlier anchor ({} ns)",
-            ratio(theirs, ours),
-            opt_ns(theirs),
-            opt_ns(ours),
-            ratio(Some(ANCHORS[3][2]), ours),
-            ns(ANCHORS[3][2])
-        ),
-        match r {
-            None => "not measured".into(),
-            Some(r) if r >= 100.0 => "**met**".into(),
-            Some(r) => format!("**missed**: {r:.0}× of 100×"),
-        },
-        SEED.host_least_loaded.into(),
-        "—".into(),
-    ]);
-    // Scaling.
-    let (ours_s, ref_s) = (
-        scaling(d, "power-of-two", 64, 0, OURS),
-        scaling(d, "power-of-two", 64, 0, REF),
-    );
-    let load: f64 = d
-        .run("load_before")
-        .split_whitespace()
-        .next()
-        .and_then(|l| l.parse().ok())
-        .unwrap_or(0.0);
-    let cores: f64 = d.run("cores").parse().unwrap_or(f64::INFINITY);
-    let verdict = match (ours_s, ref_s) {
-        _ if load >= cores => format!(
-            "**not measurable in this run**: {load} runnable tasks on {cores} cores, so extra threads got no extra CPU"
-        ),
-        (Some((o, t)), Some((r, _))) => {
-            let need = 1.6 * (t as f64 / 2.0).max(1.0);
-            let mut v = if o >= need {
-                "**met**".to_string()
-            } else {
-                format!("**missed**: {o:.2}× of {need:.1}×")
-            };
-            let _ = write!(
-                v,
-                "; reference {}",
-                if r < 1.2 { "does not scale" } else { "scales" }
-            );
-            v
-        }
-        _ => "not measured (needs ≥ 2 thread counts)".into(),
-    };
-    rows.push(vec![
-        "power-of-two, 2 threads ≥ 1.6× one thread; the reference does not scale".into(),
-        match (ours_s, ref_s) {
-            (Some((o, t)), Some((r, _))) => {
-                format!("ours {o:.2}×, reference {r:.2}× ({t} vs 1 threads, 64 workers, R = 0)")
-            }
-            _ => "—".into(),
-        },
-        verdict,
-        SEED.threads.into(),
-        format!(
-            "{} cores, load average {}, scheduler autogroups {}: see *Threads*",
-            d.run("cores"),
-            d.run("load_before"),
-            if d.run("autogroup") == "1" { "on" } else { "off" }
-        ),
-    ]);
-    table(
-        &[
-            "target",
-            &measured_head,
-            "verdict",
-            "published for the replaced router (other hardware)",
-            "floor on this machine (sum of primitives)",
-        ],
-        &rows,
-    )
-}
-
-/// Throughput ratio max-threads / 1-thread and the max thread count.
-fn scaling(d: &Data, mode: &str, n: usize, held: usize, imp: &str) -> Option<(f64, usize)> {
-    let counts = thread_counts(d);
-    let top = *counts.iter().max()?;
-    if top < 2 {
-        return None;
-    }
-    let one = sel_per_s(d, mode, n, held, 1, imp)?;
-    let many = sel_per_s(d, mode, n, held, top, imp)?;
-    Some((many / one, top))
-}
-
-fn sel_per_s(d: &Data, mode: &str, n: usize, held: usize, t: usize, imp: &str) -> Option<f64> {
-    let e = d.get(&format!("{mode}/{n}/threads{t}-held{held}/{imp}"))?;
-    Some(e.elements? * 1e9 / e.median)
-}
-
-fn thread_counts(d: &Data) -> Vec<usize> {
-    let mut c: Vec<usize> = d
-        .est
-        .keys()
-        .filter_map(|k| {
-            let f = k.split('/').nth(2)?;
-            let t = f.strip_prefix("threads")?.split('-').next()?;
-            t.parse().ok()
-        })
-        .collect();
-    c.sort_unstable();
-    c.dedup();
-    c
-}
-
-fn anchors_table(d: &Data) -> String {
-    let mut rows = Vec::new();
-    for (mode, anchors) in MODES.iter().zip(ANCHORS) {
-        for (&n, anchor) in WORKERS.iter().zip(anchors) {
-            let now = d.op(mode, n, "reserve", REF);
-            let ours = d.op(mode, n, "reserve", OURS);
-            rows.push(vec![
-                format!("{mode}/{n}"),
-                ns(anchor),
-                opt_ns(now),
-                opt_ns(ours),
-                ratio(now, ours),
-            ]);
-        }
-    }
-    table(
-        &[
-            "mode/workers",
-            "earlier anchor (reference)",
-            "reference, this run",
-            "workerpick-handle, this run",
-            "reference ÷ ours",
-        ],
-        &rows,
-    )
-}
-
-fn op_table(d: &Data, op: &str, modes: &[&str], cols: &[&str]) -> String {
-    let mut rows = Vec::new();
-    for mode in modes {
-        for n in WORKERS {
-            let mut r = vec![format!("{mode}/{n}")];
-            r.extend(cols.iter().map(|c| opt_ns(d.op(mode, n, op, c))));
-            r.push(ratio(d.op(mode, n, op, REF), d.op(mode, n, op, OURS)));
-            rows.push(r);
-        }
-    }
-    let mut head = vec!["mode/workers"];
-    head.extend(cols);
-    head.push("reference ÷ handle");
-    table(&head, &rows)
-}
-
-fn dyn_table(d: &Data) -> String {
-    let mut rows = Vec::new();
-    for mode in MODES {
-        for n in WORKERS {
-            let mut r = vec![format!("{mode}/{n}")];
-            for op in ["select", "reserve"] {
-                let (a, b) = (d.op(mode, n, op, OURS), d.op(mode, n, op, DYN));
-                r.push(opt_ns(a));
-                r.push(opt_ns(b));
-                r.push(a.zip(b).map_or("—".into(), |(a, b)| format!("{:+.2}", b - a)));
-            }
-            rows.push(r);
-        }
-    }
-    table(
-        &[
-            "mode/workers",
-            "select direct",
-            "select `&dyn`",
-            "Δ ns",
-            "reserve direct",
-            "reserve `&dyn`",
-            "Δ ns",
-        ],
-        &rows,
-    )
-}
-
-fn threads_table(d: &Data) -> String {
-    let counts = thread_counts(d);
-    if counts.is_empty() {
-        return "_No thread results in this run._\n".into();
-    }
-    let mut head: Vec<String> = vec!["mode/workers, held R".into()];
-    for imp in ["ours", "reference"] {
-        for t in &counts {
-            head.push(format!("{imp} {t}T"));
-        }
-    }
-    let top = *counts.last().unwrap();
-    head.push(format!("ours {top}T ÷ 1T"));
-    head.push(format!("reference {top}T ÷ 1T"));
-    head.push(format!("ours ÷ reference at {top}T"));
-    let mut rows = Vec::new();
-    for mode in ["power-of-two", "least-loaded", "round-robin"] {
-        for n in [64, 1024] {
-            for held in [0, n] {
-                let mut r = vec![format!("{mode}/{n}, R = {held}")];
-                for imp in [OURS, REF] {
-                    for &t in &counts {
-                        r.push(sel_per_s(d, mode, n, held, t, imp).map_or("—".into(), mops));
-                    }
-                }
-                for imp in [OURS, REF] {
-                    r.push(scaling(d, mode, n, held, imp).map_or("—".into(), |(s, _)| format!("{s:.2}×")));
-                }
-                r.push(ratio(
-                    sel_per_s(d, mode, n, held, top, OURS),
-                    sel_per_s(d, mode, n, held, top, REF),
-                ));
-                rows.push(r);
-            }
-        }
-    }
-    let head: Vec<&str> = head.iter().map(String::as_str).collect();
-    table(&head, &rows)
-}
-
-/// Selections per second, with a unit that keeps three significant digits.
-fn mops(v: f64) -> String {
+/// Operations per second, three significant digits.
+fn per_sec(v: f64) -> String {
     match v {
         v if v >= 10e6 => format!("{:.1} M", v / 1e6),
         v if v >= 1e6 => format!("{:.2} M", v / 1e6),
@@ -729,221 +238,530 @@ fn mops(v: f64) -> String {
     }
 }
 
-fn allocs_table(d: &Data) -> String {
-    let Some(a) = &d.allocs else {
-        return "_No allocation results (run `cargo bench --bench allocs`)._\n".into();
-    };
-    let mut cells: BTreeMap<(String, String), BTreeMap<String, u64>> = BTreeMap::new();
-    let mut order = Vec::new();
-    for r in a["rows"].as_array().into_iter().flatten() {
-        let key = (
-            r["mode"].as_str().unwrap_or("").to_string(),
-            r["op"].as_str().unwrap_or("").to_string(),
-        );
-        if !cells.contains_key(&key) {
-            order.push(key.clone());
-        }
-        cells.entry(key).or_default().insert(
-            r["impl"].as_str().unwrap_or("").to_string(),
-            r["allocs"].as_u64().unwrap_or(0),
-        );
-    }
-    let imps = [OURS, DYN, POOL, REF];
-    let rows: Vec<Vec<String>> = order
-        .iter()
-        .map(|k| {
-            let mut r = vec![k.0.clone(), k.1.clone()];
-            r.extend(
-                imps.iter()
-                    .map(|i| cells[k].get(*i).map_or("—".into(), u64::to_string)),
-            );
-            r
-        })
-        .collect();
-    let mut s = format!(
-        "Allocations per {} operations at {} workers, after a warm-up of as many:\n\n",
-        a["ops"], a["workers"]
-    );
-    s += &table(&["mode", "operation", OURS, DYN, POOL, REF], &rows);
+fn table(head: &[String], rows: &[Vec<String>]) -> String {
+    let line = |cells: &[String]| format!("| {} |\n", cells.join(" | "));
+    let mut s = line(head);
+    s += &format!("|{}\n", "---|".repeat(head.len()));
+    rows.iter().for_each(|r| s += &line(r));
     s
 }
 
-fn floor_table(d: &Data) -> String {
-    let items = [
-        (
-            "fetch_add",
-            "one uncontended atomic RMW (`lock xadd`): a booking without validation, every release",
-        ),
-        (
-            "compare_exchange",
-            "one uncontended CAS (`lock cmpxchg`): a validated booking",
-        ),
-        ("load-relaxed", "one relaxed load of a counter"),
-        (
-            "arc_swap-cache-load",
-            "`arc_swap::Cache::load`: the handle's snapshot revalidation",
-        ),
-        (
-            "arc_swap-load",
-            "`ArcSwap::load`: what a plain `Pool` method pays instead",
-        ),
-        ("rng-below", "one bounded random draw (`fastrand`)"),
-        (
-            "rng-below+load-40KB",
-            "a draw and a read at the drawn place in 40 KB (a 10 000-worker pool's counters; beyond L1)",
-        ),
-        (
-            "rng-below+load-160KB",
-            "a draw and a read at the drawn place in 160 KB (a 10 000-worker pool's keys; beyond L1)",
-        ),
-        (
-            "mutex-lock-unlock",
-            "an uncontended `std::sync::Mutex` lock + unlock: the reference's admission",
-        ),
-        (
-            "dashmap-get",
-            "one `DashMap` lookup: the reference's per-worker load read",
-        ),
-    ];
-    let rows: Vec<Vec<String>> = items
+// ---------------------------------------------------------------- table specs
+
+/// A column of a [`grid`]: its heading and what each row puts under it.
+/// Patterns name a result by id, with the row's variables (`{m}`, `{n}`, …)
+/// filled in.
+enum Col {
+    /// Median ns of a criterion benchmark (first pass).
+    Ns(String, String),
+    /// Operations per second of a criterion throughput benchmark.
+    PerSec(String, String),
+    /// Allocations per operation, from the run's `key=value` files.
+    Allocs(String, String),
+    /// The row's variable, as text.
+    Var(String, &'static str),
+    /// Column `a` ÷ column `b` (indices among the columns).
+    Ratio(String, usize, usize),
+    /// Column `a` − column `b`, ns.
+    Delta(String, usize, usize),
+}
+
+fn ns_col(head: &str, pattern: &str) -> Col {
+    Col::Ns(head.into(), pattern.into())
+}
+
+fn ratio_col(head: &str, a: usize, b: usize) -> Col {
+    Col::Ratio(head.into(), a, b)
+}
+
+/// A row of a [`grid`]: its label and its variables.
+struct Row {
+    label: String,
+    vars: Vec<(&'static str, String)>,
+}
+
+fn row(label: impl Into<String>, vars: &[(&'static str, &dyn ToString)]) -> Row {
+    let vars = vars.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    Row {
+        label: label.into(),
+        vars,
+    }
+}
+
+/// `{m}/{n}` rows for every mode and worker count given.
+fn mode_rows(modes: &[&str], workers: &[usize]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for m in modes {
+        for n in workers {
+            rows.push(row(format!("{m}/{n}"), &[("m", m), ("n", n)]));
+        }
+    }
+    rows
+}
+
+/// The modes the single-thread groups cover: all but device-aware, which the
+/// reference design has no counterpart for.
+fn mode_names() -> Vec<&'static str> {
+    (Mode::ALL.iter())
+        .filter(|m| **m != Mode::DeviceAware)
+        .map(|m| m.name())
+        .collect()
+}
+
+/// One table: a row per spec row, a cell per column.
+fn grid(d: &Data, corner: &str, rows: &[Row], cols: &[Col]) -> String {
+    let head: Vec<String> = std::iter::once(corner.to_string())
+        .chain(cols.iter().map(|c| match c {
+            Col::Ns(h, _) | Col::PerSec(h, _) | Col::Allocs(h, _) | Col::Var(h, _) => h.clone(),
+            Col::Ratio(h, ..) | Col::Delta(h, ..) => h.clone(),
+        }))
+        .collect();
+    let body: Vec<Vec<String>> = rows
         .iter()
-        .map(|(k, what)| {
-            vec![
-                format!("`{k}`"),
-                with_ci(d.get(&format!("floor/{k}"))),
-                (*what).into(),
-            ]
+        .map(|r| {
+            let fill = |p: &str| {
+                r.vars
+                    .iter()
+                    .fold(p.to_string(), |s, (k, v)| s.replace(&format!("{{{k}}}"), v))
+            };
+            let mut nums: Vec<Option<f64>> = Vec::new();
+            let mut cells = vec![r.label.clone()];
+            for c in cols {
+                let (num, text) = match c {
+                    Col::Ns(_, p) => (d.ns(&fill(p)), None),
+                    Col::PerSec(_, p) => {
+                        let v = d.per_sec(&fill(p));
+                        (v, Some(v.map_or("—".into(), per_sec)))
+                    }
+                    Col::Allocs(_, p) => {
+                        let v: Option<f64> = d.facts.get(&fill(p)).and_then(|v| v.parse().ok());
+                        (v, Some(v.map_or("—".into(), |v| format!("{v}"))))
+                    }
+                    Col::Var(_, k) => (None, Some(fill(&format!("{{{k}}}")))),
+                    Col::Ratio(_, a, b) => {
+                        let v = nums[*a].zip(nums[*b]).filter(|p| p.1 > 0.0).map(|(a, b)| a / b);
+                        (v, Some(v.map_or("—".into(), ratio)))
+                    }
+                    Col::Delta(_, a, b) => {
+                        let v = nums[*a].zip(nums[*b]).map(|(a, b)| a - b);
+                        let signed = |v: f64| format!("{}{}", if v < 0.0 { "−" } else { "+" }, ns(v.abs()));
+                        (v, Some(v.map_or("—".into(), signed)))
+                    }
+                };
+                cells.push(text.unwrap_or_else(|| num.map_or("—".into(), ns)));
+                nums.push(num);
+            }
+            cells
         })
         .collect();
-    table(&["primitive", "median ns [95% CI]", "what it stands for"], &rows)
+    table(&head, &body)
+}
+
+// ---------------------------------------------------------------- targets
+
+/// The primitives an operation cannot avoid, with how many of each: `floor/…`
+/// benchmarks, or `scan` (the fastest scan backend at that worker count).
+type Parts = &'static [(&'static str, f64)];
+
+/// A single-thread target (reserve + release where the operation is
+/// `reserve`): mode, operation, the worker counts it holds at (judged on the
+/// worst), ns at most, the floor, and the floor at 10 000 workers (where a
+/// drawn worker's counter or key is a read beyond L1).
+type Target = (&'static str, &'static str, &'static [usize], f64, Parts, Parts);
+
+const CACHE: (&str, f64) = ("arc_swap-cache-load", 1.0);
+const CAS: (&str, f64) = ("compare_exchange", 1.0);
+const XADD: (&str, f64) = ("fetch_add", 1.0);
+const P2C: Parts = &[CACHE, ("rng-below", 2.0), CAS, XADD];
+const P2C_FAR: Parts = &[CACHE, ("rng-below+load-40KB", 2.0), CAS, XADD];
+const LL: Parts = &[("scan", 1.0), CACHE, CAS, XADD];
+
+#[rustfmt::skip]
+const TARGETS: [Target; 6] = [
+    ("random", "select", &WORKERS, 3.0, &[CACHE, ("rng-below", 1.0)], &[CACHE, ("rng-below+load-160KB", 1.0)]),
+    ("round-robin", "select", &WORKERS, 4.0, &[CACHE, XADD], &[CACHE, XADD]),
+    ("power-of-two", "reserve", &WORKERS, 10.0, P2C, P2C_FAR),
+    ("least-loaded", "reserve", &[8], 15.0, LL, LL),
+    ("least-loaded", "reserve", &[1024], 45.0, LL, LL),
+    ("least-loaded", "reserve", &[10_000], 350.0, LL, LL),
+];
+
+fn join(items: impl Iterator<Item = String>, sep: &str) -> String {
+    items.collect::<Vec<_>>().join(sep)
+}
+
+/// One row of the targets table: met, or missed and how far the floor is.
+fn target_row(d: &Data, &(mode, op, at, max, near, far): &Target) -> Vec<String> {
+    let id = |n: usize| format!("{mode}/{n}/{op}/workerpick-handle");
+    let what = if op == "reserve" {
+        "reserve + release"
+    } else {
+        "select"
+    };
+    let at_text = if at.len() == 1 {
+        format!("at n = {}", at[0])
+    } else {
+        "at every n".into()
+    };
+    let mut row = vec![format!("{mode} {what} ≤ {max} ns {at_text}")];
+    let worst = (at.iter().filter_map(|&n| Some((d.best(&id(n))?, n)))).max_by(|a, b| a.0.total_cmp(&b.0));
+    let Some((v, n)) = worst else {
+        row.extend(["—".into(), "not measured".into(), "—".into()]);
+        return row;
+    };
+    let parts = if n >= 10_000 { far } else { near };
+    let part = |p: &str| {
+        if p == "scan" {
+            d.scan(n)
+        } else {
+            d.best(&format!("floor/{p}"))
+        }
+    };
+    let floor: Option<f64> = parts.iter().map(|&(p, k)| part(p).map(|v| v * k)).sum();
+    let all = join(
+        at.iter()
+            .map(|&n| format!("{n}: {}", d.best(&id(n)).map_or("—".into(), ns))),
+        " · ",
+    );
+    let passes = join(d.passes[&id(n)].iter().map(|&v| ns(v)), " · ");
+    row.push(format!(
+        "{} at n = {n}<br>{all}<br>passes at n = {n}: {passes}",
+        ns(v)
+    ));
+    row.push(if v <= max {
+        format!("**met** ({:.0}% of target)", 100.0 * v / max)
+    } else {
+        let floor_share = floor.map_or(String::new(), |f| {
+            format!("; floor {:.0}% of target", 100.0 * f / max)
+        });
+        format!(
+            "**missed** by {} ns (+{:.0}%){floor_share}",
+            ns(v - max),
+            100.0 * (v - max) / max
+        )
+    });
+    let names = join(
+        parts
+            .iter()
+            .map(|&(p, k)| if k == 1.0 { p.into() } else { format!("{k}×{p}") }),
+        " + ",
+    );
+    row.push(format!(
+        "{} ns at n = {n} = {names}",
+        floor.map_or("—".into(), ns)
+    ));
+    row
+}
+
+fn targets_table(d: &Data) -> String {
+    let passes = d.passes.values().map(Vec::len).max().unwrap_or(0);
+    let rows: Vec<Vec<String>> = TARGETS.iter().map(|t| target_row(d, t)).collect();
+    let head = [
+        "target",
+        &format!("measured: the lowest of {passes} passes' medians, ns"),
+        "verdict",
+        "floor",
+    ];
+    table(&head.map(String::from), &rows)
+}
+
+// ---------------------------------------------------------------- the other tables
+
+/// Ours through the handle, `&dyn`, the plain `Pool`, and the reference, for `op`.
+fn op_table(d: &Data, op: &str, modes: &[&str]) -> String {
+    let p = |imp: &str| format!("{{m}}/{{n}}/{op}/{imp}");
+    let cols = [
+        ns_col("handle", &p("workerpick-handle")),
+        ns_col("handle `&dyn`", &p("workerpick-handle-dyn")),
+        Col::Delta("`&dyn` Δ ns".into(), 1, 0),
+        ns_col("`Pool`", &p("workerpick-pool")),
+        ns_col("reference", &p("reference")),
+        ratio_col("reference ÷ handle", 4, 0),
+    ];
+    grid(d, "mode/workers", &mode_rows(modes, &WORKERS), &cols)
+}
+
+/// Ours beside the reference alone, for `op` in group `mode`.
+fn vs_reference(d: &Data, op: &str, modes: &[&str]) -> String {
+    let cols = [
+        ns_col("handle", &format!("{{m}}/{{n}}/{op}/workerpick-handle")),
+        ns_col("reference", &format!("{{m}}/{{n}}/{op}/reference")),
+        ratio_col("reference ÷ handle", 1, 0),
+    ];
+    grid(d, "mode/workers", &mode_rows(modes, &WORKERS), &cols)
+}
+
+fn worker_read_table(d: &Data) -> String {
+    let cols = [
+        ns_col("reserve + release", "{m}/{n}/reserve-bare/workerpick-handle"),
+        ns_col("… + `*r.worker()`", "{m}/{n}/reserve/workerpick-handle"),
+        Col::Delta("Δ ns".into(), 1, 0),
+    ];
+    grid(d, "mode/workers", &mode_rows(&mode_names(), &WORKERS), &cols)
+}
+
+/// Ours beside the peers (`benches/peers`), single thread, with allocations.
+fn peers_table(d: &Data) -> String {
+    let mut rows = Vec::new();
+    for (m, o, peers) in [
+        ("random", "select", &["pingora"][..]),
+        ("round-robin", "select", &["pingora"]),
+        ("power-of-two", "reserve", &["tower-p2c", "tower-p2c-buffer"]),
+    ] {
+        for p in peers {
+            for n in WORKERS {
+                rows.push(row(
+                    format!("{m}/{n}"),
+                    &[("m", &m), ("n", &n), ("o", &o), ("p", p)],
+                ));
+            }
+        }
+    }
+    let cols = [
+        Col::Var("peer, operation".into(), "p"),
+        ns_col("peer ns", "{m}/{n}/{o}/{p}"),
+        Col::Allocs("peer allocs/op".into(), "{m}/{n}/{o}/{p}".into()),
+        ns_col("ours ns", "{m}/{n}/{o}/workerpick-handle"),
+        Col::Allocs("ours allocs/op (1024)".into(), "{m}/{o}/workerpick-handle".into()),
+        ratio_col("peer ÷ ours", 1, 3),
+    ];
+    grid(d, "mode/workers", &rows, &cols)
+}
+
+/// The owned path (`benches/owned.rs`) beside the borrowed one.
+fn owned_table(d: &Data) -> String {
+    let mut rows = Vec::new();
+    for m in ["random", "power-of-two", "least-loaded"] {
+        for t in [1, 2] {
+            rows.push(row(
+                format!("{m}/64, {t} thread{}", if t > 1 { "s" } else { "" }),
+                &[("m", &m), ("t", &t)],
+            ));
+        }
+    }
+    let p = |path: &str| format!("{{m}}/64/threads{{t}}/{path}");
+    let cols = [
+        ns_col("borrowed `Handle`", &p("borrowed")),
+        ns_col("`OwnedHandle`", &p("owned")),
+        ratio_col("owned ÷ borrowed", 1, 0),
+        Col::Delta("Δ ns".into(), 1, 0),
+        ns_col("borrowed + `Arc` clone per pick", &p("pool-arc-per-pick")),
+        ratio_col("÷ borrowed", 4, 0),
+    ];
+    grid(d, "mode/workers, threads", &rows, &cols)
+}
+
+fn stale_mask_table(d: &Data) -> String {
+    let names: Vec<&str> = Mode::ALL.iter().map(|m| m.name()).collect();
+    let mut rows = Vec::new();
+    for n in [1024, 10_000] {
+        for m in &names {
+            rows.push(row(format!("{m}/{n}"), &[("m", m), ("n", &n)]));
+        }
+    }
+    let cols = [
+        ns_col("fresh mask", "stale-mask/{n}/{m}/fresh"),
+        ns_col("after an insert", "stale-mask/{n}/{m}/after-insert"),
+        ratio_col("÷ fresh", 1, 0),
+        ns_col("after a removal", "stale-mask/{n}/{m}/after-removal"),
+        ratio_col("÷ fresh", 3, 0),
+    ];
+    grid(d, "mode/workers", &rows, &cols)
+}
+
+/// Operations per second at each thread count for each implementation
+/// (`(heading, id)`), and ours ÷ `imps[vs]`; `held` fills `threads{T}-held…`.
+fn per_thread(d: &Data, corner: &str, rows: &[Row], held: &str, imps: &[(&str, &str)], vs: usize) -> String {
+    let mut cols = Vec::new();
+    for t in d.thread_counts() {
+        let i = cols.len();
+        for (head, imp) in imps {
+            let id = format!("{{m}}/{{n}}/threads{t}-held{held}/{imp}");
+            cols.push(Col::PerSec(format!("{head} {t}T"), id));
+        }
+        cols.push(ratio_col(&format!("ours ÷ {} {t}T", imps[vs].0), i, i + vs));
+    }
+    grid(d, corner, rows, &cols)
+}
+
+const OURS_AND_REF: [(&str, &str); 2] = [("ours", "workerpick-handle"), ("reference", "reference")];
+
+/// Ours and the reference per thread count, holding `R` reservations each.
+fn threads_table(d: &Data) -> String {
+    let mut rows = Vec::new();
+    for m in ["power-of-two", "least-loaded", "round-robin"] {
+        for n in [64, 1024] {
+            for r in [0, n] {
+                rows.push(row(
+                    format!("{m}/{n}, R = {r}"),
+                    &[("m", &m), ("n", &n), ("r", &r)],
+                ));
+            }
+        }
+    }
+    per_thread(d, "mode/workers, held", &rows, "{r}", &OURS_AND_REF, 1)
+}
+
+/// The thread-safe peers beside ours and the reference, nothing held.
+fn peer_threads_table(d: &Data) -> String {
+    let mut rows = Vec::new();
+    for (m, p) in [("round-robin", "pingora"), ("power-of-two", "tower-p2c-buffer")] {
+        for n in [64, 1024] {
+            rows.push(row(format!("{m}/{n} ({p})"), &[("m", &m), ("n", &n), ("p", &p)]));
+        }
+    }
+    let imps = [OURS_AND_REF[0], OURS_AND_REF[1], ("peer", "{p}")];
+    per_thread(d, "mode/workers (peer)", &rows, "0", &imps, 2)
+}
+
+fn allocs_table(d: &Data) -> String {
+    let mut rows = Vec::new();
+    for m in mode_names() {
+        for o in [
+            "select",
+            "reserve",
+            "preview",
+            "masked-reserve",
+            "reserve-held-64",
+        ] {
+            rows.push(row(format!("{m} {o}"), &[("m", &m), ("o", &o)]));
+        }
+    }
+    let imps = [
+        "workerpick-handle",
+        "workerpick-handle-dyn",
+        "workerpick-pool",
+        "reference",
+    ];
+    let cols: Vec<Col> = imps
+        .iter()
+        .map(|i| Col::Allocs(format!("`{i}`"), format!("{{m}}/{{o}}/{i}")))
+        .collect();
+    grid(d, "mode, operation", &rows, &cols)
+}
+
+/// The primitives a pick is built from (`floor/…` in `benches/single.rs`).
+#[rustfmt::skip]
+const FLOOR: [(&str, &str); 10] = [
+    ("fetch_add", "one uncontended atomic RMW (`lock xadd`): every release"),
+    ("compare_exchange", "one uncontended CAS (`lock cmpxchg`): a validated booking"),
+    ("load-relaxed", "one relaxed load of a counter"),
+    ("arc_swap-cache-load", "`arc_swap::Cache::load`: the handle's snapshot revalidation"),
+    ("arc_swap-load", "`ArcSwap::load`: what a plain `Pool` method pays instead"),
+    ("rng-below", "one bounded random draw (`fastrand`)"),
+    ("rng-below+load-40KB", "a draw and a read in 40 KB (a 10 000-worker pool's counters)"),
+    ("rng-below+load-160KB", "a draw and a read in 160 KB (a 10 000-worker pool's keys)"),
+    ("mutex-lock-unlock", "uncontended `std::sync::Mutex` lock + unlock: the reference's admission"),
+    ("dashmap-get", "one `DashMap` lookup: the reference's per-worker load read"),
+];
+
+fn floor_table(d: &Data) -> String {
+    let items = FLOOR;
+    let rows: Vec<Row> = items
+        .iter()
+        .map(|(k, what)| row(format!("`{k}`"), &[("k", k), ("w", what)]))
+        .collect();
+    grid(
+        d,
+        "primitive",
+        &rows,
+        &[
+            ns_col("median ns", "floor/{k}"),
+            Col::Var("what it stands for".into(), "w"),
+        ],
+    )
 }
 
 fn scan_table(d: &Data) -> String {
-    let backends = d.backends();
-    if backends.is_empty() {
-        return "_No scan results._\n".into();
-    }
-    let mut rows = Vec::new();
-    for n in WORKERS {
-        let mut r = vec![n.to_string()];
-        for b in &backends {
-            let v = d.ns(&format!("scan/{n}"), "least", b);
-            r.push(format!(
-                "{} ({} / worker)",
-                opt_ns(v),
-                v.map_or("—".into(), |v| format!("{:.3}", v / n as f64))
-            ));
-        }
-        r.push(opt_ns(d.op("least-loaded", n, "select", OURS)));
-        r.push(opt_ns(d.op("least-loaded", n, "reserve", OURS)));
-        rows.push(r);
-    }
-    let mut head = vec!["workers".to_string()];
-    head.extend(backends.iter().map(|b| format!("scan `{b}` ns")));
-    head.push("least-loaded select".into());
-    head.push("least-loaded reserve + release".into());
-    let head: Vec<&str> = head.iter().map(String::as_str).collect();
-    table(&head, &rows)
+    let rows: Vec<Row> = WORKERS.iter().map(|n| row(n.to_string(), &[("n", n)])).collect();
+    let mut cols: Vec<Col> = (d.backends().iter())
+        .map(|b| ns_col(&format!("scan `{b}`"), &format!("scan/{{n}}/least/{b}")))
+        .collect();
+    cols.push(ns_col(
+        "least-loaded select",
+        "least-loaded/{n}/select/workerpick-handle",
+    ));
+    cols.push(ns_col(
+        "least-loaded reserve + release",
+        "least-loaded/{n}/reserve/workerpick-handle",
+    ));
+    grid(d, "workers", &rows, &cols)
 }
 
-fn ir_table(d: &Data) -> String {
-    if d.ir.is_empty() {
-        return "_No instruction counts (valgrind was not found)._\n".into();
-    }
-    let mut cases: Vec<String> = Vec::new();
-    for k in d.ir.keys() {
-        let case = k.rsplit_once('/').map_or(k.as_str(), |(c, _)| c).to_string();
-        if !cases.contains(&case) {
-            cases.push(case);
-        }
-    }
-    // Modes in the usual order, then by worker count.
-    let key = |c: &String| {
-        let (m, n) = c.split_once('/').unwrap_or((c, "0"));
-        (
-            MODES.iter().position(|x| *x == m),
-            n.parse::<usize>().unwrap_or(0),
-        )
-    };
-    cases.sort_by_key(key);
-    let ops = [
-        "select",
-        "select-dyn",
-        "reserve",
-        "reserve-dyn",
-        "reserve-reference",
-    ];
-    let rows: Vec<Vec<String>> = cases
-        .iter()
-        .map(|c| {
-            let mut r = vec![c.clone()];
-            r.extend(ops.iter().map(|op| {
-                d.ir.get(&format!("{c}/{op}"))
-                    .map_or("—".into(), |v| group_digits(*v))
-            }));
-            r
+fn iai_table(d: &Data) -> String {
+    let rows: Vec<Vec<String>> = (d.iai.iter())
+        .map(|(name, measured, budget)| {
+            vec![
+                format!("`{name}`"),
+                format!("{measured:.0}"),
+                format!("{budget:.0}"),
+            ]
         })
         .collect();
     table(
         &[
-            "mode/workers",
-            "select",
-            "select `&dyn`",
-            "reserve + release",
-            "reserve + release `&dyn`",
-            "reference reserve + release",
+            "gate benchmark".into(),
+            "instructions / op".into(),
+            "budget / op".into(),
         ],
         &rows,
     )
 }
 
-fn render(d: &Data) -> String {
-    let template = include_str!("template.md");
-    let backend = d
-        .allocs
-        .as_ref()
-        .and_then(|a| a["scan_backend"].as_str())
-        .unwrap_or("(unknown)");
-    let fills: [(&str, String); 19] = [
-        ("backend", format!("`{backend}`")),
-        ("date", d.run("date").to_string()),
-        ("command", d.run("command").to_string()),
-        ("cpu", d.run("cpu").to_string()),
-        ("cores", d.run("cores").to_string()),
-        ("features", d.run("features").to_string()),
-        ("rustc", d.run("rustc").to_string()),
-        ("commit", d.run("commit").to_string()),
-        (
-            "load",
-            format!("{} before, {} after", d.run("load_before"), d.run("load_after")),
-        ),
-        ("duration", d.run("seconds").to_string()),
-        ("targets", targets_table(d)),
-        ("anchors", anchors_table(d)),
-        ("select", op_table(d, "select", &MODES, &[OURS, POOL, REF])),
-        ("reserve", op_table(d, "reserve", &MODES, &[OURS, POOL, REF])),
-        ("preview", op_table(d, "preview", &MODES, &[OURS, REF])),
-        (
-            "few-ties",
-            op_table(d, "reserve", &["least-loaded-4-ties"], &[OURS, REF]),
-        ),
-        ("masked", masked_tables(d)),
-        ("dyn", dyn_table(d)),
-        ("threads", threads_table(d)),
-    ];
-    let mut out = template.to_string();
-    for (k, v) in fills {
-        out = out.replace(&format!("{{{{{k}}}}}"), v.trim_end());
+/// What the thread tables can and cannot say on this machine.
+fn scaling_note(d: &Data) -> String {
+    let cores: usize = d.fact("cores").parse().unwrap_or(0);
+    let counts = d.thread_counts();
+    if cores >= 16 && counts.last().is_some_and(|&t| t >= 16) {
+        return format!("Measured on {cores} cores: read each row across the thread counts for scaling.");
     }
-    for (k, v) in [
+    let counts = join(counts.iter().map(usize::to_string), ", ");
+    format!(
+        "**Scaling is unmeasured.** This run had {} cores (load average {} before it) and \
+         thread counts {counts}: with more runnable tasks than cores a second thread gets no \
+         second core's worth of time, so neither ours nor the reference can show scaling, or \
+         its absence, here; only the ratios within one thread count mean something. No \
+         machine with 16 cores was lent to this run. On one, run \
+         `WORKERPICK_BENCH_THREADS=1,2,4,8,16 ci/bench-report.sh`.",
+        d.fact("cores"),
+        d.fact("load_before"),
+    )
+}
+
+/// The run's facts the template names (`{{date}}`, …), from
+/// `target/bench-report/*.txt` and `iai/budgets.toml`.
+#[rustfmt::skip]
+const FACTS: [&str; 12] = [
+    "date", "command", "cpu", "cores", "features", "scan_backend", "rustc", "commit",
+    "load_before", "load_after", "seconds", "iai_rustc",
+];
+
+fn render(d: &Data) -> String {
+    let names = mode_names();
+    let two = ["power-of-two", "least-loaded"];
+    let tables: [(&str, String); 18] = [
+        ("targets", targets_table(d)),
         ("peers", peers_table(d)),
+        ("owned", owned_table(d)),
+        ("select", op_table(d, "select", &names)),
+        ("reserve", op_table(d, "reserve", &names)),
         ("worker-read", worker_read_table(d)),
+        ("few-ties", vs_reference(d, "reserve", &["least-loaded-4-ties"])),
+        ("preview", vs_reference(d, "preview", &names)),
+        ("masked-select", vs_reference(d, "masked-select", &two)),
+        ("masked-reserve", vs_reference(d, "masked-reserve", &two)),
+        ("stale-mask", stale_mask_table(d)),
+        ("threads", threads_table(d)),
         ("peer-threads", peer_threads_table(d)),
+        ("scaling", scaling_note(d)),
         ("allocations", allocs_table(d)),
         ("floor", floor_table(d)),
         ("scan", scan_table(d)),
-        ("instructions", ir_table(d)),
-    ] {
+        ("instructions", iai_table(d)),
+    ];
+    let facts = FACTS.map(|k| (k, d.fact(k).to_string()));
+    let mut out = include_str!("template.md").to_string();
+    for (k, v) in tables.iter().chain(&facts) {
         out = out.replace(&format!("{{{{{k}}}}}"), v.trim_end());
     }
     if let Some(left) = out.find("{{") {
@@ -955,133 +773,25 @@ fn render(d: &Data) -> String {
     out
 }
 
-/// Ours beside the peers, single thread, with allocations per operation.
-fn peers_table(d: &Data) -> String {
-    let cases: [(&str, &str, &[&str]); 3] = [
-        ("random", "select", &[PINGORA]),
-        ("round-robin", "select", &[PINGORA]),
-        ("power-of-two", "reserve", &[TOWER, TOWER_BUFFER]),
-    ];
-    let mut rows = Vec::new();
-    for (mode, op, peers) in cases {
-        for n in WORKERS {
-            let ours = d.op(mode, n, op, OURS);
-            for peer in peers {
-                let theirs = d.op(mode, n, op, peer);
-                let allocs = d
-                    .peer_allocs
-                    .get(&format!("{mode}/{n}/{op}/{peer}"))
-                    .map_or("—".into(), Clone::clone);
-                rows.push(vec![
-                    format!("{mode}/{n}"),
-                    format!("{op}: {peer}"),
-                    opt_ns(theirs),
-                    allocs,
-                    opt_ns(ours),
-                    ratio(theirs, ours),
-                ]);
-            }
-        }
-    }
-    if rows.iter().all(|r| r[2] == "—") {
-        return "_No peer results in this run (`benches/peers`, built by `ci/bench-report.sh`)._\n".into();
-    }
-    table(
-        &[
-            "mode/workers",
-            "peer",
-            "peer ns",
-            "peer allocs/op",
-            "workerpick-handle ns",
-            "peer ÷ ours",
-        ],
-        &rows,
-    )
-}
-
-/// What reading the worker adds to a reservation: `reserve` reads it,
-/// `reserve-bare` does not.
-fn worker_read_table(d: &Data) -> String {
-    let mut rows = Vec::new();
-    for mode in MODES {
-        for n in WORKERS {
-            let (read, bare) = (
-                d.op(mode, n, "reserve", OURS),
-                d.op(mode, n, "reserve-bare", OURS),
-            );
-            let ir = |op: &str| {
-                d.ir.get(&format!("{mode}/{n}/{op}"))
-                    .map_or("—".into(), u64::to_string)
-            };
-            rows.push(vec![
-                format!("{mode}/{n}"),
-                opt_ns(bare),
-                opt_ns(read),
-                read.zip(bare)
-                    .map_or("—".into(), |(a, b)| format!("{:+.2}", a - b)),
-                ir("reserve-bare"),
-                ir("reserve"),
-            ]);
-        }
-    }
-    table(
-        &[
-            "mode/workers",
-            "reserve + release",
-            "… + `*r.worker()`",
-            "Δ ns",
-            "instructions",
-            "instructions with the read",
-        ],
-        &rows,
-    )
-}
-
-/// Thread-safe peers beside ours and the reference, per thread count, with
-/// nothing held (`R = 0`).
-fn peer_threads_table(d: &Data) -> String {
-    let counts = thread_counts(d);
-    let mut rows = Vec::new();
-    for (mode, peer) in [("round-robin", PINGORA), ("power-of-two", TOWER_BUFFER)] {
-        for n in [64, 1024] {
-            for &t in &counts {
-                let cell = |imp: &str| sel_per_s(d, mode, n, 0, t, imp).map_or("—".into(), mops);
-                rows.push(vec![
-                    format!("{mode}/{n}"),
-                    t.to_string(),
-                    cell(OURS),
-                    cell(REF),
-                    format!("{} ({peer})", cell(peer)),
-                ]);
-            }
-        }
-    }
-    if rows.is_empty() {
-        return "_No thread results in this run._\n".into();
-    }
-    table(&["mode/workers", "threads", "ours", "reference", "peer"], &rows)
-}
-
-fn masked_tables(d: &Data) -> String {
-    let modes = ["power-of-two", "least-loaded"];
-    format!(
-        "Select (no charge):\n\n{}\nReserve + release:\n\n{}",
-        op_table(d, "masked-select", &modes, &[OURS, REF]),
-        op_table(d, "masked-reserve", &modes, &[OURS, REF])
-    )
-}
-
 fn main() {
     let data = load();
     let out = render(&data);
+    let missing = out.matches("| — |").count();
     if std::env::args().any(|a| a == "--write") {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../BENCHMARKS.md");
+        let path = std::env::var_os("WORKERPICK_REPORT_OUT").map_or_else(
+            || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../BENCHMARKS.md"),
+            PathBuf::from,
+        );
         std::fs::write(&path, out).unwrap();
-        println!("report: wrote {} from {} results", path.display(), data.est.len());
+        println!(
+            "report: wrote {} from {} results ({missing} empty cells)",
+            path.display(),
+            data.passes.len()
+        );
     } else {
         println!(
             "report: rendered from {} results; pass `--write` to update BENCHMARKS.md (ci/bench-report.sh does)",
-            data.est.len()
+            data.passes.len()
         );
     }
 }

@@ -190,7 +190,10 @@ impl Name {
     }
 }
 
-/// Which selector.
+/// Which selector: a built-in, a custom one, or a name resolved through a
+/// `Registry`. Not `workerpick::Mode`: this is input grammar (its variants'
+/// order fixes how the committed corpus decodes), and most of it is not a
+/// built-in.
 #[derive(Arbitrary, Clone, Copy, Debug)]
 pub enum Mode {
     Random,
