@@ -4,6 +4,7 @@
 //! scalar, which these tests check as well. Each backend is tested twice: through the
 //! public functions (scalar for short arrays) and as its kernel, on every length.
 
+use super::backend::choose;
 use super::{Backend, Kernel, Least, MinTies, least, min_ties, min_ties_all, nth_tie, nth_tie_all, scalar};
 use proptest::prelude::*;
 use std::sync::atomic::AtomicU32;
@@ -278,24 +279,38 @@ fn least_is_uniform_over_the_ties() {
 
 /// The backends this CPU runs, each checked to be dispatched to its own kernel: a
 /// backend that quietly ran as scalar would make a comparison with scalar vacuous.
-/// (The AVX-512 kernels run on every CI host under emulation, by `ci/avx512.sh`.)
+/// (The AVX-512 kernel runs on every CI host under emulation, by `ci/avx512.sh`.)
 fn dispatched_backends() -> &'static [Backend] {
     let available = Backend::available();
-    for &backend in available {
-        let kernel = Kernel::of(backend);
-        let own = match backend {
-            Backend::Scalar => kernel == Kernel::Scalar,
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
-            Backend::Avx2 => kernel == Kernel::Avx2,
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
-            Backend::Avx512 => kernel == Kernel::Avx512,
-            #[cfg(all(target_arch = "aarch64", not(miri)))]
-            Backend::Neon => kernel == Kernel::Neon,
-            _ => false,
-        };
-        assert!(own, "{backend:?} is available but dispatches to {kernel:?}");
+    for backend in ALL {
+        let kernel = Kernel::of(backend).backend();
+        if available.contains(&backend) {
+            assert_eq!(
+                kernel, backend,
+                "{backend:?} is available but dispatches to {kernel:?}"
+            );
+        } else {
+            assert_eq!(kernel, Backend::Scalar, "{backend:?} is not available");
+        }
     }
     available
+}
+
+/// A kernel is checked against the CPU once, when made: a backend the CPU lacks is
+/// replaced there, and reported as what runs.
+#[test]
+fn kernels_run_only_available_backends() {
+    assert_eq!(dispatched_backends(), Backend::available());
+    assert_eq!(Kernel::detect().backend(), Backend::detect());
+    for backend in ALL {
+        let pool = crate::Pool::<u32>::new().with_scan_backend(backend);
+        let runs = if Backend::available().contains(&backend) {
+            backend
+        } else {
+            Backend::Scalar
+        };
+        assert_eq!(pool.scan_backend(), runs, "{backend:?}");
+    }
 }
 
 /// `least` on `backend` with draws from a generator seeded with `seed`: the answer and
@@ -512,10 +527,9 @@ fn available_and_detect() {
     }
 }
 
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+/// `choose` is pure: tested on every target, with the lists each CPU can give.
 #[test]
 fn env_choice_never_exceeds_the_cpu() {
-    use super::choose;
     use Backend::{Avx2, Avx512, Scalar};
     use std::ffi::OsStr;
 
@@ -534,10 +548,8 @@ fn env_choice_never_exceeds_the_cpu() {
     assert_eq!(choose(&all, os("neon")), Avx512);
 }
 
-#[cfg(all(target_arch = "aarch64", not(miri)))]
 #[test]
 fn env_choice_on_aarch64() {
-    use super::choose;
     use Backend::{Neon, Scalar};
     use std::ffi::OsStr;
 
