@@ -46,26 +46,29 @@ pub(super) fn drawn_lane(at_min: u32, ties: u32, n: usize, draw: impl FnOnce(u32
         1 => at_min.trailing_zeros() as usize,
         // Every lane ties: tie k is lane k.
         _ if ties as usize == n => draw_among(ties, draw) as usize,
-        _ => nth_set_bit(at_min, draw_among(ties, draw)),
+        _ => nth_set_bit::<32>(u64::from(at_min), draw_among(ties, draw)),
     }
 }
 
 /// The position of the set bit of `bits` with `rank` set bits below it
-/// (`rank < bits.count_ones()`). A binary search by popcount, without branches: the
-/// rank is a random draw, so a data-dependent branch here would be mispredicted about
-/// once per pick. No BMI2 `pdep`, which is microcoded on AMD before Zen 3. Always
-/// inlined: a call costs a third of its work, and in the large vector scan functions
-/// the compiler would otherwise keep it out of line.
+/// (`rank < bits.count_ones()`), `bits` holding at most `BITS` bits (32 or 64). A
+/// binary search by popcount, without branches: the rank is a random draw, so a
+/// data-dependent branch here would be mispredicted about once per pick. No BMI2
+/// `pdep`, which is microcoded on AMD before Zen 3. Always inlined: a call costs a
+/// third of its work, and in the large vector scan functions the compiler would
+/// otherwise keep it out of line.
 #[inline(always)]
-pub(super) fn nth_set_bit(mut bits: u32, mut rank: u32) -> usize {
+pub(super) fn nth_set_bit<const BITS: u32>(mut bits: u64, mut rank: u32) -> usize {
     let mut pos = 0;
-    for width in [16, 8, 4, 2, 1] {
+    let mut width = BITS / 2;
+    while width > 0 {
         let below = (bits & ((1 << width) - 1)).count_ones();
         // All ones when tie `rank` lies above the low `width` bits.
         let up = 0u32.wrapping_sub(u32::from(rank >= below));
         rank -= below & up;
         bits >>= width & up;
         pos += width & up;
+        width /= 2;
     }
     pos as usize
 }
@@ -78,18 +81,3 @@ pub(super) const FEW_LANES: usize = 8;
 /// Up to this many lanes [`least`](super::least) reads each lane once and makes one random try (its
 /// bit set of ties is a `u32`).
 pub(super) const SMALL_LANES: usize = 32;
-
-/// [`nth_set_bit`] for a 64-bit set (`rank < bits.count_ones()`), the same branch-free
-/// search one step longer.
-#[inline(always)]
-pub(super) fn nth_set_bit64(mut bits: u64, mut rank: u32) -> usize {
-    let mut pos = 0;
-    for width in [32, 16, 8, 4, 2, 1] {
-        let below = (bits & ((1 << width) - 1)).count_ones();
-        let up = 0u32.wrapping_sub(u32::from(rank >= below));
-        rank -= below & up;
-        bits >>= width & up;
-        pos += width & up;
-    }
-    pos as usize
-}

@@ -91,9 +91,9 @@ pub(super) trait Vector: Copy {
     #[inline(always)]
     fn nth_set_bit(self, bits: u64, rank: u32) -> usize {
         if 4 * Self::LANES <= 32 {
-            super::draw::nth_set_bit(bits as u32, rank)
+            super::draw::nth_set_bit::<32>(bits, rank)
         } else {
-            super::draw::nth_set_bit64(bits, rank)
+            super::draw::nth_set_bit::<64>(bits, rank)
         }
     }
 
