@@ -131,10 +131,14 @@
 /// the just-released count from the store buffer where a vector load would
 /// wait. A pool whose workers fill the slots `0..n` (no holes left by
 /// removals) scans the counters alone; a request's eligibility mask, or
-/// holes, add an exclusion array ORed into each lane. The backend (AVX2,
-/// AVX-512 for masked scans, scalar) is detected once at run time, so a
-/// default `cargo build --release` gets the fast path; on aarch64 it is NEON,
-/// part of the base architecture. See
+/// holes, add an exclusion array ORed into each lane. The backend (AVX-512,
+/// AVX2, scalar) is detected once at run time and checked against the CPU
+/// once per pool, so a default `cargo build --release` gets the fast path and
+/// a pick makes no feature test; on aarch64 it is NEON, part of the base
+/// architecture. The vector backends run one algorithm, written once over a
+/// small set of primitives each implements (full and partial loads, compare
+/// to a bit set, lane-wise and horizontal minimum, tie counts); the scalar
+/// one is the independent reference they must match draw for draw. See
 /// [`scan`](crate::scan) for why the vector loads of atomics are sound.
 ///
 /// # The tie-break
@@ -240,20 +244,21 @@ pub mod design {}
 ///   balanced pool takes the fast path (the min pass and one random try);
 ///   with only a few workers at the minimum it also counts and searches the
 ///   ties (about 2.5 times the work at 1024 workers, see BENCHMARKS.md).
-/// - The AVX-512 kernel (masked scans on AVX-512 CPUs) runs in the unit tests
+/// - The AVX-512 kernel (the default on AVX-512 CPUs) runs in the unit tests
 ///   only where the test machine has AVX-512. So that every CI host tests it,
-///   the repository's `ci/avx512.sh` builds its source file alone and runs it
-///   on an emulated CPU (the Bochs x86 emulator) against a reference: every
-///   length up to 600 and around 1 024, at every alignment, with the arrays'
-///   ends against an unmapped page. `WORKERPICK_SCAN=avx2` (or
+///   the repository's `ci/avx512.sh` builds its source files alone (the
+///   AVX-512 primitives and the shared vector scan) and runs them on an
+///   emulated CPU (the Bochs x86 emulator) against a reference: every length
+///   up to 600 and around 1 024, at every alignment, with the arrays' ends
+///   against an unmapped page, with and without an exclusion array.
+///   `WORKERPICK_SCAN=avx2` (or
 ///   [`Pool::with_scan_backend`](crate::Pool::with_scan_backend)) opts out.
 /// - The NEON kernel (the default on aarch64) has been run only under
 ///   `qemu-aarch64` (`ci/aarch64.sh`): that checks its results against the
 ///   scalar reference, not its speed, nor ARM's weaker memory ordering (the
 ///   loom models cover the orderings). Its speed on ARM hardware is still to
-///   be measured; until then it keeps the simpler shape (up to 32 lanes the
-///   scalar one-pass read, beyond them min, count and search passes, with no
-///   per-segment tie count). `WORKERPICK_SCAN=scalar` opts out.
+///   be measured; it runs the same vector algorithm as AVX2 and AVX-512, four
+///   lanes to a vector. `WORKERPICK_SCAN=scalar` opts out.
 /// - Packages considered: `wide` picks instructions at compile time only, and
 ///   on the default x86-64 target its unsigned 32-bit min is per-lane scalar
 ///   (slower than a plain loop), so the x86-64 scan uses `std::arch` with

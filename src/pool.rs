@@ -1,6 +1,6 @@
 use crate::device::WorkerInfo;
 use crate::pick;
-use crate::scan::Backend;
+use crate::scan::{Backend, Kernel};
 use crate::selector::Intent;
 use crate::slots::Slots;
 use crate::snapshot::Snapshot;
@@ -44,7 +44,7 @@ pub struct Pool<W> {
     pub(crate) slots: Slots<W>,
     current: Published<Snapshot<W>>,
     writer: Mutex<Writer<W>>,
-    pub(crate) backend: Backend,
+    pub(crate) backend: Kernel,
     fallbacks: AtomicU64,
 }
 
@@ -127,7 +127,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
             slots: Slots::new(max),
             current: Published::new(first),
             writer: Mutex::new(writer),
-            backend: Backend::detect(),
+            backend: Kernel::detect(),
             fallbacks: AtomicU64::new(0),
         }
     }
@@ -140,15 +140,17 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     }
 
     /// Uses `backend` for the least-loaded scan instead of the detected best
-    /// (one the CPU lacks runs the scalar code).
+    /// (one the CPU lacks runs the scalar code). Checked against the CPU here,
+    /// once: picks run the kernel with no further test.
     pub fn with_scan_backend(mut self, backend: Backend) -> Self {
-        self.backend = backend;
+        self.backend = Kernel::of(backend);
         self
     }
 
-    /// The scan backend in use.
+    /// The scan backend in use: [`Backend::Scalar`] where the one asked for
+    /// is not available on this CPU.
     pub fn scan_backend(&self) -> Backend {
-        self.backend
+        self.backend.backend()
     }
 
     /// A cached handle for one router thread or task, with its own random source.
@@ -348,7 +350,7 @@ impl<W: Clone + Eq + Hash + Send + Sync + fmt::Debug> fmt::Debug for Pool<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Pool")
             .field("workers", &self.loads())
-            .field("scan", &self.backend)
+            .field("scan", &self.backend.backend())
             .finish()
     }
 }

@@ -5,7 +5,7 @@ use crate::device::WorkerInfo;
 use crate::eligibility::UNBUILT;
 use crate::remap::Remapped;
 use crate::rng::Rng;
-use crate::scan::{self, Backend, Least};
+use crate::scan::{self, Kernel, Least};
 use crate::slots::Counters;
 use crate::snapshot::SetView;
 use crate::sync::atomic::Ordering;
@@ -259,7 +259,7 @@ pub struct Context<'a> {
     rng: &'a mut Rng,
     intent: Intent,
     request: &'a Request<'a>,
-    backend: Backend,
+    backend: Kernel,
     #[cfg(test)]
     pub(crate) reads: core::cell::Cell<u32>,
 }
@@ -326,7 +326,7 @@ impl<'a> Context<'a> {
         rng: &'a mut Rng,
         intent: Intent,
         request: &'a Request<'a>,
-        backend: Backend,
+        backend: Kernel,
     ) -> Self {
         Self {
             set,

@@ -7,7 +7,8 @@ runs at 17 placements: 16 that give each array every start alignment modulo 64
 bytes, one of them ending it at an unmapped page (a read past its last lane
 faults), and one that starts both arrays right after an unmapped page. The mapped
 bytes around an array hold 0, the lowest value a lane can have, so reading them
-changes the answer. The reference is what src/scan/scalar.rs computes (the minimum
+changes the answer. Cases that exclude nothing also run with no exclusion array
+(the counters-only scan). The reference is what src/scan/scalar.rs computes (the minimum
 of counters[i] | excluded[i], how many lanes hold it, the k-th lane holding a
 value), written plainly here; the unit tests hold scalar.rs to the same oracle.
 
@@ -266,10 +267,18 @@ def run_case(emulator, n, placement, seed):
     values, excluded, rng = make_case(n, placement, seed)
     counters_at, excluded_at = emulator.place(values, excluded, placement)
     calls = expected_calls(values, excluded, rng)
-    for made, (op, value, k, want) in enumerate(calls, 1):
+    # With nothing excluded, each call runs twice: also with no exclusion array (a
+    # null pointer: the kernel's counters-only scan).
+    if not any(excluded):
+        calls = [(op, value, k, want, at) for (op, value, k, want) in calls for at in (excluded_at, 0)]
+    else:
+        calls = [(op, value, k, want, excluded_at) for (op, value, k, want) in calls]
+    for made, (op, value, k, want, excluded_ptr) in enumerate(calls, 1):
         name = "min_ties" if op == OP_MIN_TIES else f"nth_tie(value={value:#x}, k={k})"
+        if not excluded_ptr:
+            name += " without exclusion array"
         try:
-            got = emulator.call(op, counters_at, excluded_at, n, value, k)
+            got = emulator.call(op, counters_at, excluded_ptr, n, value, k)
         except Fault as fault:
             return made, f"{name}: {fault}", (values, excluded)
         if got != want:

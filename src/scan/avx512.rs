@@ -1,207 +1,167 @@
-//! AVX-512 backend: 16 lanes per vector, four independent accumulators (64 lanes) per
-//! loop step, the last 1-15 lanes read with one masked load (no scalar tail).
+//! AVX-512 backend: 16 lanes per vector. The last 1-15 lanes of a pass are read with
+//! one masked load (`vmovdqu32` under a lane mask).
 
-use super::MinTies;
+use super::vector::{Op, Vector};
 use crate::sync::atomic::AtomicU32;
 use core::arch::asm;
 use core::arch::x86_64::*;
 
-/// Loads the 16 counters at `$p` with one `vmovdqu32`, or with a mask `$k` only the
-/// lanes whose bit is set (the others read as 0 and are not accessed, so they may lie
-/// past the slice). Per lane a Relaxed load: see "Soundness of the vector loads" in the
-/// parent module. Expands to inline asm, so it needs an `unsafe` block whose caller shows
-/// that the loaded lanes are in bounds.
-macro_rules! load_counters {
-    ($p:expr) => {{
-        let v: __m512i;
+/// The AVX-512F, BMI2 and POPCNT instructions; exists only inside [`run`].
+#[derive(Clone, Copy)]
+pub(super) struct Avx512(());
+
+/// Runs `op` with AVX-512.
+///
+/// # Safety
+/// The CPU must support AVX-512F, BMI2 and POPCNT.
+#[target_feature(enable = "avx512f,bmi2,popcnt")]
+pub(super) fn run<O: Op>(op: O) -> O::Out {
+    op.vector(Avx512(()))
+}
+
+/// The counters `p[0..16]` with one `vmovdqu32`: per lane a Relaxed load (see
+/// "Soundness of the vector loads" in the module docs). (Inline asm on zmm registers
+/// needs a function with the target feature: one per load.)
+///
+/// # Safety
+/// `p[0..16]` are live atomics; the CPU runs AVX-512F.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn load(p: *const AtomicU32) -> __m512i {
+    let v: __m512i;
+    // SAFETY: the asm reads p[0..16] (the caller's promise) and nothing else.
+    unsafe {
         asm!(
             "vmovdqu32 {v}, zmmword ptr [{p}]",
-            p = in(reg) $p,
+            p = in(reg) p,
             v = out(zmm_reg) v,
             options(pure, readonly, nostack, preserves_flags),
         );
-        v
-    }};
-    ($p:expr, $k:expr) => {{
-        let v: __m512i;
-        asm!(
-            "vmovdqu32 {v}{{{k}}}{{z}}, zmmword ptr [{p}]",
-            p = in(reg) $p,
-            k = in(kreg) $k,
-            v = out(zmm_reg) v,
-            options(pure, readonly, nostack, preserves_flags),
-        );
-        v
-    }};
+    }
+    v
 }
 
-/// The effective values `counters[i] | excluded[i]` of lanes `$i..$i + 16`, or of the
-/// lanes selected by mask `$k` (others 0). Needs `unsafe`: the lanes read must be in
-/// bounds of both slices.
-macro_rules! lanes {
-    ($c:expr, $e:expr, $i:expr) => {
-        _mm512_or_si512(load_counters!($c.add($i)), _mm512_loadu_si512($e.add($i).cast()))
-    };
-    ($c:expr, $e:expr, $i:expr, $k:expr) => {
-        _mm512_or_si512(
-            load_counters!($c.add($i), $k),
-            _mm512_maskz_loadu_epi32($k, $e.add($i).cast()),
-        )
-    };
-}
-
-/// [`lanes!`] for the four vectors from `$i`: lanes `$i..$i + 64`, same requirement.
-macro_rules! block {
-    ($c:expr, $e:expr, $i:expr) => {
-        (
-            lanes!($c, $e, $i),
-            lanes!($c, $e, $i + 16),
-            lanes!($c, $e, $i + 32),
-            lanes!($c, $e, $i + 48),
-        )
-    };
-}
-
-/// The mask of the first `len` lanes, `len <= 16`.
+/// The counters of `p[0..16]` selected by `mask` with one `vmovdqu32` merging into
+/// all-ones: the other lanes keep `u32::MAX` and are not accessed (no read, no fault).
+/// Per lane a Relaxed load.
+///
+/// # Safety
+/// The lanes `mask` selects are live atomics; the CPU runs AVX-512F.
 #[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn load_masked(p: *const AtomicU32, mask: __mmask16) -> __m512i {
+    let mut v = _mm512_set1_epi32(-1);
+    // SAFETY: the asm reads the selected lanes (the caller's promise) and nothing else.
+    unsafe {
+        asm!(
+            "vmovdqu32 {v}{{{k}}}, zmmword ptr [{p}]",
+            p = in(reg) p,
+            k = in(kreg) mask,
+            v = inout(zmm_reg) v,
+            options(pure, readonly, nostack, preserves_flags),
+        );
+    }
+    v
+}
+
+/// The mask of the first `len` lanes, `len < 16`.
+#[inline(always)]
 fn first_lanes(len: usize) -> __mmask16 {
     ((1u32 << len) - 1) as __mmask16
 }
 
-/// Per lane: the running minimum and how many values seen in that lane equal it.
-#[derive(Clone, Copy)]
-struct Acc {
-    min: __m512i,
-    ties: __m512i,
-}
+// SAFETY (of every intrinsic below): an `Avx512` exists only inside `run`, which runs
+// only where the CPU supports AVX-512F, BMI2 and POPCNT; the methods are inlined into
+// it.
+impl Vector for Avx512 {
+    type V = __m512i;
+    const LANES: usize = 16;
 
-impl Acc {
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn new() -> Acc {
-        Acc {
-            min: _mm512_set1_epi32(-1),
-            ties: _mm512_setzero_si512(),
-        }
+    #[inline(always)]
+    unsafe fn load(self, p: *const AtomicU32) -> __m512i {
+        // SAFETY: p[0..16] are live atomics (the caller's promise); see the impl.
+        unsafe { load(p) }
     }
 
-    /// Folds in the lanes of `v` selected by `valid`.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn step(self, v: __m512i, valid: __mmask16) -> Acc {
-        let min = _mm512_mask_min_epu32(self.min, valid, self.min, v);
-        let kept = _mm512_cmpeq_epi32_mask(min, self.min);
-        let hit = _mm512_mask_cmpeq_epi32_mask(valid, v, min);
-        // A drop restarts the count; a hit adds one (minus all-ones).
-        let ties = _mm512_maskz_mov_epi32(kept, self.ties);
-        let ties = _mm512_mask_sub_epi32(ties, hit, ties, _mm512_set1_epi32(-1));
-        Acc { min, ties }
+    #[inline(always)]
+    unsafe fn load_tail(self, p: *const AtomicU32, len: usize) -> __m512i {
+        // SAFETY: the mask selects p[0..len], live atomics (the caller's promise); see
+        // the impl.
+        unsafe { load_masked(p, first_lanes(len)) }
     }
 
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn merge(self, other: Acc) -> Acc {
-        let min = _mm512_min_epu32(self.min, other.min);
-        let mine = _mm512_maskz_mov_epi32(_mm512_cmpeq_epi32_mask(self.min, min), self.ties);
-        let theirs = _mm512_cmpeq_epi32_mask(other.min, min);
-        Acc {
-            min,
-            ties: _mm512_mask_add_epi32(mine, theirs, mine, other.ties),
-        }
+    #[inline(always)]
+    unsafe fn load_plain(self, p: *const u32) -> __m512i {
+        // SAFETY: p[0..16] are readable (the caller's promise); see the impl.
+        unsafe { _mm512_loadu_si512(p.cast()) }
     }
 
-    /// Reduces the 16 lanes.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn finish(self) -> MinTies {
-        let min = _mm512_reduce_min_epu32(self.min);
-        let at_min = _mm512_cmpeq_epi32_mask(self.min, _mm512_set1_epi32(min as i32));
-        MinTies {
-            min,
-            ties: _mm512_mask_reduce_add_epi32(at_min, self.ties) as u32,
-        }
+    #[inline(always)]
+    unsafe fn load_plain_tail(self, p: *const u32, len: usize) -> __m512i {
+        // SAFETY: the mask selects p[0..len], readable (the caller's promise); the
+        // masked load does not access the other lanes. See the impl.
+        unsafe { _mm512_maskz_loadu_epi32(first_lanes(len), p.cast()) }
     }
-}
 
-#[target_feature(enable = "avx512f,bmi2,popcnt")]
-pub(super) fn min_ties(counters: &[AtomicU32], excluded: &[u32]) -> MinTies {
-    let n = counters.len().min(excluded.len());
-    let (c, e) = (counters.as_ptr(), excluded.as_ptr());
-    let all = first_lanes(16);
-    let (mut a0, mut a1, mut a2, mut a3) = (Acc::new(), Acc::new(), Acc::new(), Acc::new());
-    let mut i = 0;
-    while i + 64 <= n {
-        // SAFETY: i + 64 <= n, so lanes i..i + 64 are in bounds of both slices.
-        let (v0, v1, v2, v3) = unsafe { block!(c, e, i) };
-        a0 = a0.step(v0, all);
-        a1 = a1.step(v1, all);
-        a2 = a2.step(v2, all);
-        a3 = a3.step(v3, all);
-        i += 64;
+    #[inline(always)]
+    fn splat(self, x: u32) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_set1_epi32(x as i32) }
     }
-    while i + 16 <= n {
-        // SAFETY: i + 16 <= n.
-        a0 = a0.step(unsafe { lanes!(c, e, i) }, all);
-        i += 16;
-    }
-    if i < n {
-        let valid = first_lanes(n - i);
-        // SAFETY: `valid` selects lanes i..n, in bounds of both slices.
-        a1 = a1.step(unsafe { lanes!(c, e, i, valid) }, valid);
-    }
-    a0.merge(a1).merge(a2.merge(a3)).finish()
-}
 
-#[target_feature(enable = "avx512f,bmi2,popcnt")]
-pub(super) fn nth_tie(counters: &[AtomicU32], excluded: &[u32], min: u32, k: u32) -> Result<usize, u32> {
-    let n = counters.len().min(excluded.len());
-    let (c, e) = (counters.as_ptr(), excluded.as_ptr());
-    let target = _mm512_set1_epi32(min as i32);
-    let eq_bits = |v: __m512i| u64::from(_mm512_cmpeq_epi32_mask(v, target));
-    // Invariant: seen <= k (the search returns as soon as the k-th tie is in a block).
-    let mut seen = 0;
-    let mut i = 0;
-    while i + 64 <= n {
-        // SAFETY: i + 64 <= n, so lanes i..i + 64 are in bounds of both slices.
-        let (v0, v1, v2, v3) = unsafe { block!(c, e, i) };
-        let bits = eq_bits(v0) | eq_bits(v1) << 16 | eq_bits(v2) << 32 | eq_bits(v3) << 48;
-        if let Some(j) = search(bits, &mut seen, k) {
-            return Ok(i + j);
-        }
-        i += 64;
+    #[inline(always)]
+    fn or(self, a: __m512i, b: __m512i) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_or_si512(a, b) }
     }
-    while i + 16 <= n {
-        // SAFETY: i + 16 <= n.
-        let bits = eq_bits(unsafe { lanes!(c, e, i) });
-        if let Some(j) = search(bits, &mut seen, k) {
-            return Ok(i + j);
-        }
-        i += 16;
-    }
-    if i < n {
-        let valid = first_lanes(n - i);
-        // SAFETY: `valid` selects lanes i..n, in bounds of both slices.
-        let v = unsafe { lanes!(c, e, i, valid) };
-        let bits = u64::from(_mm512_mask_cmpeq_epi32_mask(valid, v, target));
-        if let Some(j) = search(bits, &mut seen, k) {
-            return Ok(i + j);
-        }
-    }
-    Err(seen)
-}
 
-/// Looks for tie number `k` in a block whose ties are the set `bits` (bit j = lane j),
-/// `seen` ties having come before it: its lane, or `None` after adding the block's ties.
-/// Every CPU with AVX-512 has a fast `pdep`.
-#[inline]
-#[target_feature(enable = "bmi2,popcnt")]
-fn search(bits: u64, seen: &mut u32, k: u32) -> Option<usize> {
-    let found = bits.count_ones();
-    let rank = k - *seen;
-    if rank < found {
-        Some(_pdep_u64(1 << rank, bits).trailing_zeros() as usize)
-    } else {
-        *seen += found;
-        None
+    #[inline(always)]
+    fn min(self, a: __m512i, b: __m512i) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_min_epu32(a, b) }
+    }
+
+    #[inline(always)]
+    fn hmin(self, v: __m512i) -> u32 {
+        // SAFETY: see the impl.
+        unsafe { _mm512_reduce_min_epu32(v) }
+    }
+
+    #[inline(always)]
+    fn eq_bits(self, a: __m512i, t: __m512i) -> u64 {
+        // SAFETY: see the impl.
+        u64::from(unsafe { _mm512_cmpeq_epi32_mask(a, t) })
+    }
+
+    /// Adds one (subtracts all-ones) in the lanes that match.
+    #[inline(always)]
+    fn count_eq(self, acc: __m512i, a: __m512i, t: __m512i) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_mask_sub_epi32(acc, _mm512_cmpeq_epi32_mask(a, t), acc, _mm512_set1_epi32(-1)) }
+    }
+
+    #[inline(always)]
+    fn add(self, a: __m512i, b: __m512i) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_add_epi32(a, b) }
+    }
+
+    #[inline(always)]
+    fn hsum(self, v: __m512i) -> u32 {
+        // SAFETY: see the impl.
+        unsafe { _mm512_reduce_add_epi32(v) as u32 }
+    }
+
+    /// One `pdep`: every CPU with AVX-512 has a fast one.
+    #[inline(always)]
+    fn nth_set_bit(self, bits: u64, rank: u32) -> usize {
+        // SAFETY: see the impl.
+        unsafe { _pdep_u64(1 << rank, bits) }.trailing_zeros() as usize
+    }
+
+    #[inline(always)]
+    fn prefetch(self, p: *const u8) {
+        // SAFETY: a prefetch accesses nothing; see the impl.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast()) }
     }
 }

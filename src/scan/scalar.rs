@@ -1,7 +1,9 @@
 //! The reference scan: one Relaxed load per lane. The vector backends must return
-//! exactly what these functions return.
+//! exactly what these functions return. Plain loops, sharing no code with the vector
+//! scan (`simd.rs`), so that the tests compare two independent implementations.
 
-use super::{FEW_LANES, Least, MinTies, SMALL_LANES};
+use super::draw::{FEW_LANES, SMALL_LANES, drawn_lane, sample};
+use super::outcome::{Least, MinTies};
 use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// Runs `$body` with `$values` an iterator over the effective value of each lane, in
@@ -83,7 +85,7 @@ pub(super) fn nth_tie(
     })
 }
 
-/// [`super::least`] for at most [`FEW_LANES`] lanes (any further
+/// [`least`](super::least) for at most [`FEW_LANES`] lanes (any further
 /// lanes are ignored): each lane read once with a scalar load, the minimum taken as a
 /// tree, then one random try over all the lanes; only if it misses are the lanes at
 /// the minimum collected as a bit set and one of them drawn. On an idle or balanced
@@ -119,7 +121,7 @@ fn few(n: usize, value: impl Fn(usize) -> u32, mut draw: impl FnMut(u32) -> u32)
     if min == u32::MAX {
         return if n == 0 { Least::Empty } else { Least::Saturated };
     }
-    if let Some(index) = super::sample::<1>(n, &value, min, &mut draw) {
+    if let Some(index) = sample::<1>(n, &value, min, &mut draw) {
         return Least::Found { index, min };
     }
     let at_min = v
@@ -127,12 +129,12 @@ fn few(n: usize, value: impl Fn(usize) -> u32, mut draw: impl FnMut(u32) -> u32)
         .enumerate()
         .fold(0u32, |bits, (i, &x)| bits | u32::from(x == min) << i);
     Least::Found {
-        index: super::drawn_lane(at_min, at_min.count_ones(), n, draw),
+        index: drawn_lane(at_min, at_min.count_ones(), n, draw),
         min,
     }
 }
 
-/// [`super::least`] for at most 32 lanes (any further lanes are ignored), in one pass
+/// [`least`](super::least) for at most 32 lanes (any further lanes are ignored), in one pass
 /// and one random try.
 #[inline]
 pub(super) fn least_small(
@@ -145,7 +147,7 @@ pub(super) fn least_small(
     ))
 }
 
-/// [`super::least`] over the effective values `value(0..n)` (`n` at most 32; further
+/// [`least`](super::least) over the effective values `value(0..n)` (`n` at most 32; further
 /// lanes are ignored), read once each: the lanes at the minimum are collected as a bit
 /// set as the scan goes, so after the random try the draw among the ties needs no
 /// second pass. Branch-free but for the loop and the try.
@@ -167,8 +169,8 @@ fn least_short(n: usize, value: impl Fn(usize) -> u32, mut draw: impl FnMut(u32)
         0 => Least::Empty,
         _ if min == u32::MAX => Least::Saturated,
         _ => Least::Found {
-            index: super::sample::<1>(n, &value, min, &mut draw)
-                .unwrap_or_else(|| super::drawn_lane(at_min, ties, n, draw)),
+            index: sample::<1>(n, &value, min, &mut draw)
+                .unwrap_or_else(|| drawn_lane(at_min, ties, n, draw)),
             min,
         },
     }

@@ -4,9 +4,12 @@
 //! scalar, which these tests check as well. Each backend is tested twice: through the
 //! public functions (scalar for short arrays) and as its kernel, on every length.
 
+use super::backend::choose;
+use super::simd;
+use super::vector::Vector;
 use super::{Backend, Kernel, Least, MinTies, least, min_ties, min_ties_all, nth_tie, nth_tie_all, scalar};
 use proptest::prelude::*;
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 const ALL: [Backend; 4] = [Backend::Scalar, Backend::Avx2, Backend::Avx512, Backend::Neon];
 /// Longest array in the exhaustive loops. Miri runs only the scalar code (every backend
@@ -23,6 +26,8 @@ const EX: u32 = u32::MAX;
 enum Via {
     Api(Backend),
     Kernel(Backend),
+    /// The shared vector scan on [`Portable`] lanes.
+    Portable,
 }
 
 impl Via {
@@ -31,6 +36,7 @@ impl Via {
             (Via::Api(b), Some(e)) => min_ties(b, counters, e),
             (Via::Api(b), None) => min_ties_all(b, counters),
             (Via::Kernel(b), _) => Kernel::of(b).min_ties(counters, excluded),
+            (Via::Portable, _) => simd::min_ties(Portable, counters, excluded),
         }
     }
 
@@ -45,12 +51,85 @@ impl Via {
             (Via::Api(b), Some(e)) => nth_tie(b, counters, e, min, k),
             (Via::Api(b), None) => nth_tie_all(b, counters, min, k),
             (Via::Kernel(b), _) => Kernel::of(b).nth_tie(counters, excluded, min, k),
+            (Via::Portable, _) => simd::nth_tie(Portable, counters, excluded, min, k),
         }
     }
 }
 
 fn every_way() -> impl Iterator<Item = Via> {
-    ALL.into_iter().flat_map(|b| [Via::Api(b), Via::Kernel(b)])
+    ALL.into_iter()
+        .flat_map(|b| [Via::Api(b), Via::Kernel(b)])
+        .chain([Via::Portable])
+}
+
+/// Four lanes in plain Rust, one Relaxed load each: the primitives of a vector
+/// backend without SIMD, so that the shared vector scan (`simd.rs`) runs on every
+/// target, and under Miri (which cannot run the backends' inline asm) has its
+/// pointer arithmetic and bounds checked.
+#[derive(Clone, Copy)]
+struct Portable;
+
+impl Vector for Portable {
+    type V = [u32; 4];
+    const LANES: usize = 4;
+
+    unsafe fn load(self, p: *const AtomicU32) -> [u32; 4] {
+        // SAFETY: p[0..4] are live atomics (the caller's promise).
+        core::array::from_fn(|j| unsafe { &*p.add(j) }.load(Relaxed))
+    }
+
+    unsafe fn load_tail(self, p: *const AtomicU32, len: usize) -> [u32; 4] {
+        // SAFETY: p[0..len] are live atomics (the caller's promise).
+        core::array::from_fn(|j| {
+            if j < len {
+                unsafe { &*p.add(j) }.load(Relaxed)
+            } else {
+                u32::MAX
+            }
+        })
+    }
+
+    unsafe fn load_plain(self, p: *const u32) -> [u32; 4] {
+        // SAFETY: p[0..4] are readable (the caller's promise).
+        core::array::from_fn(|j| unsafe { *p.add(j) })
+    }
+
+    unsafe fn load_plain_tail(self, p: *const u32, len: usize) -> [u32; 4] {
+        // SAFETY: p[0..len] are readable (the caller's promise).
+        core::array::from_fn(|j| if j < len { unsafe { *p.add(j) } } else { 0 })
+    }
+
+    fn splat(self, x: u32) -> [u32; 4] {
+        [x; 4]
+    }
+
+    fn or(self, a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
+        core::array::from_fn(|j| a[j] | b[j])
+    }
+
+    fn min(self, a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
+        core::array::from_fn(|j| a[j].min(b[j]))
+    }
+
+    fn hmin(self, a: [u32; 4]) -> u32 {
+        a.into_iter().fold(u32::MAX, u32::min)
+    }
+
+    fn eq_bits(self, a: [u32; 4], t: [u32; 4]) -> u64 {
+        (0..4).fold(0, |bits, j| bits | u64::from(a[j] == t[j]) << j)
+    }
+
+    fn count_eq(self, acc: [u32; 4], a: [u32; 4], t: [u32; 4]) -> [u32; 4] {
+        core::array::from_fn(|j| acc[j].wrapping_add(u32::from(a[j] == t[j])))
+    }
+
+    fn add(self, a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
+        core::array::from_fn(|j| a[j].wrapping_add(b[j]))
+    }
+
+    fn hsum(self, a: [u32; 4]) -> u32 {
+        a.into_iter().fold(0, u32::wrapping_add)
+    }
 }
 
 fn atomics(values: &[u32]) -> Vec<AtomicU32> {
@@ -278,24 +357,38 @@ fn least_is_uniform_over_the_ties() {
 
 /// The backends this CPU runs, each checked to be dispatched to its own kernel: a
 /// backend that quietly ran as scalar would make a comparison with scalar vacuous.
-/// (The AVX-512 kernels run on every CI host under emulation, by `ci/avx512.sh`.)
+/// (The AVX-512 kernel runs on every CI host under emulation, by `ci/avx512.sh`.)
 fn dispatched_backends() -> &'static [Backend] {
     let available = Backend::available();
-    for &backend in available {
-        let kernel = Kernel::of(backend);
-        let own = match backend {
-            Backend::Scalar => kernel == Kernel::Scalar,
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
-            Backend::Avx2 => kernel == Kernel::Avx2,
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
-            Backend::Avx512 => kernel == Kernel::Avx512,
-            #[cfg(all(target_arch = "aarch64", not(miri)))]
-            Backend::Neon => kernel == Kernel::Neon,
-            _ => false,
-        };
-        assert!(own, "{backend:?} is available but dispatches to {kernel:?}");
+    for backend in ALL {
+        let kernel = Kernel::of(backend).backend();
+        if available.contains(&backend) {
+            assert_eq!(
+                kernel, backend,
+                "{backend:?} is available but dispatches to {kernel:?}"
+            );
+        } else {
+            assert_eq!(kernel, Backend::Scalar, "{backend:?} is not available");
+        }
     }
     available
+}
+
+/// A kernel is checked against the CPU once, when made: a backend the CPU lacks is
+/// replaced there, and reported as what runs.
+#[test]
+fn kernels_run_only_available_backends() {
+    assert_eq!(dispatched_backends(), Backend::available());
+    assert_eq!(Kernel::detect().backend(), Backend::detect());
+    for backend in ALL {
+        let pool = crate::Pool::<u32>::new().with_scan_backend(backend);
+        let runs = if Backend::available().contains(&backend) {
+            backend
+        } else {
+            Backend::Scalar
+        };
+        assert_eq!(pool.scan_backend(), runs, "{backend:?}");
+    }
 }
 
 /// `least` on `backend` with draws from a generator seeded with `seed`: the answer and
@@ -334,6 +427,18 @@ fn least_matches_scalar_draw_for_draw() {
             let seed = rng.u64(..);
             for excluded in [None, Some(&excluded[..])] {
                 let want = least_transcript(Backend::Scalar, &counters, excluded, seed);
+                let mut rng = fastrand::Rng::with_seed(seed);
+                let mut draws = Vec::new();
+                let portable = simd::least(Portable, &counters, excluded, |m| {
+                    let d = rng.u32(..m);
+                    draws.push((m, d));
+                    d
+                });
+                assert_eq!(
+                    (portable, draws),
+                    want,
+                    "portable vector scan against scalar: {len} lanes, seed {seed:#x}"
+                );
                 for &backend in dispatched_backends() {
                     assert_eq!(
                         least_transcript(backend, &counters, excluded, seed),
@@ -512,10 +617,9 @@ fn available_and_detect() {
     }
 }
 
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+/// `choose` is pure: tested on every target, with the lists each CPU can give.
 #[test]
 fn env_choice_never_exceeds_the_cpu() {
-    use super::choose;
     use Backend::{Avx2, Avx512, Scalar};
     use std::ffi::OsStr;
 
@@ -534,10 +638,8 @@ fn env_choice_never_exceeds_the_cpu() {
     assert_eq!(choose(&all, os("neon")), Avx512);
 }
 
-#[cfg(all(target_arch = "aarch64", not(miri)))]
 #[test]
 fn env_choice_on_aarch64() {
-    use super::choose;
     use Backend::{Neon, Scalar};
     use std::ffi::OsStr;
 

@@ -1,0 +1,279 @@
+//! The primitive set every vector backend implements, and the view of the lanes that
+//! the shared algorithms (`simd.rs`) read through it.
+//!
+//! A backend is a zero-sized token type (`Avx2`, `Avx512`, `Neon`) whose methods are
+//! its instructions. A token exists only inside the backend's entry function, which
+//! is compiled with the backend's target features and called only where the CPU runs
+//! them; so the arithmetic methods are safe, and only the loads, which read through
+//! raw pointers, are `unsafe`. Every method is `#[inline(always)]`: inlined into the
+//! entry function, the intrinsics compile with its target features.
+
+use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
+/// One backend's vector instructions over lanes of `u32`.
+pub(super) trait Vector: Copy {
+    /// A vector register of `LANES` lanes.
+    type V: Copy;
+    /// Lanes per vector.
+    const LANES: usize;
+
+    /// The counters `p[0..LANES]`, each read as one Relaxed load (see "Soundness of the
+    /// vector loads" in the module docs).
+    ///
+    /// # Safety
+    /// `p[0..LANES]` are live atomics.
+    unsafe fn load(self, p: *const AtomicU32) -> Self::V;
+
+    /// The counters `p[0..4 * LANES]` as four vectors.
+    ///
+    /// # Safety
+    /// `p[0..4 * LANES]` are live atomics.
+    #[inline(always)]
+    unsafe fn load4(self, p: *const AtomicU32) -> [Self::V; 4] {
+        // SAFETY: the four vectors lie within the caller's range.
+        core::array::from_fn(|j| unsafe { self.load(p.add(j * Self::LANES)) })
+    }
+
+    /// The counters `p[0..len]` in the low lanes, `u32::MAX` in the others, which are
+    /// not accessed (they may lie past the slice).
+    ///
+    /// # Safety
+    /// `1 <= len < LANES`, and `p[0..len]` are live atomics.
+    unsafe fn load_tail(self, p: *const AtomicU32, len: usize) -> Self::V;
+
+    /// `p[0..LANES]`, plain memory.
+    ///
+    /// # Safety
+    /// `p[0..LANES]` are readable.
+    unsafe fn load_plain(self, p: *const u32) -> Self::V;
+
+    /// `p[0..len]` in the low lanes, 0 in the others, which are not accessed.
+    ///
+    /// # Safety
+    /// `1 <= len < LANES`, and `p[0..len]` are readable.
+    unsafe fn load_plain_tail(self, p: *const u32, len: usize) -> Self::V;
+
+    /// Every lane `x`.
+    fn splat(self, x: u32) -> Self::V;
+    /// Lane-wise `a | b`.
+    fn or(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Lane-wise unsigned minimum.
+    fn min(self, a: Self::V, b: Self::V) -> Self::V;
+    /// The smallest lane.
+    fn hmin(self, a: Self::V) -> u32;
+    /// Bit `j` set where lane `j` of `a` equals lane `j` of `t`.
+    fn eq_bits(self, a: Self::V, t: Self::V) -> u64;
+    /// Lane-wise `acc + (a == t)`, wrapping: a per-lane count of matches.
+    fn count_eq(self, acc: Self::V, a: Self::V, t: Self::V) -> Self::V;
+    /// Lane-wise wrapping `a + b`.
+    fn add(self, a: Self::V, b: Self::V) -> Self::V;
+    /// The wrapping sum of the lanes.
+    fn hsum(self, a: Self::V) -> u32;
+
+    /// [`count_eq`](Self::count_eq) of `a` then `b`.
+    #[inline(always)]
+    fn count_eq2(self, acc: Self::V, a: Self::V, b: Self::V, t: Self::V) -> Self::V {
+        self.count_eq(self.count_eq(acc, a, t), b, t)
+    }
+
+    /// [`eq_bits`](Self::eq_bits) of four vectors, vector `j` at bit `j * LANES`.
+    #[inline(always)]
+    fn eq_bits4(self, v: [Self::V; 4], t: Self::V) -> u64 {
+        let mut bits = 0;
+        for (j, v) in v.into_iter().enumerate() {
+            bits |= self.eq_bits(v, t) << (j * Self::LANES);
+        }
+        bits
+    }
+
+    /// The position of the set bit of `bits` with `rank` set bits below it
+    /// (`rank < bits.count_ones()`).
+    #[inline(always)]
+    fn nth_set_bit(self, bits: u64, rank: u32) -> usize {
+        if 4 * Self::LANES <= 32 {
+            super::draw::nth_set_bit::<32>(bits, rank)
+        } else {
+            super::draw::nth_set_bit::<64>(bits, rank)
+        }
+    }
+
+    /// A hint to fetch the cache line at `p` (no access: any address is sound).
+    #[inline(always)]
+    fn prefetch(self, p: *const u8) {
+        let _ = p;
+    }
+}
+
+/// The bit set of the first `len` lanes, `len <= 64`.
+#[inline(always)]
+pub(super) fn first_bits(len: usize) -> u64 {
+    if len >= 64 { u64::MAX } else { (1 << len) - 1 }
+}
+
+/// The lanes a scan reads: `n` counters from `c`, each ORed with the matching entry of
+/// `e` unless `ALL`, through the instructions of `v`.
+///
+/// Invariant (what the constructors establish from borrowed slices): `c` points to
+/// `n` live atomics, and unless `ALL`, `e` to `n` readable `u32`s, for as long as the
+/// value is used.
+pub(super) struct Lanes<V, const ALL: bool> {
+    pub(super) v: V,
+    c: *const AtomicU32,
+    e: *const u32,
+    pub(super) n: usize,
+}
+
+impl<V: Vector> Lanes<V, true> {
+    /// Every lane of `counters`, with no exclusion array.
+    #[inline(always)]
+    pub(super) fn all(v: V, counters: &[AtomicU32]) -> Self {
+        Lanes {
+            v,
+            c: counters.as_ptr(),
+            e: core::ptr::null(),
+            n: counters.len(),
+        }
+    }
+}
+
+impl<V: Vector> Lanes<V, false> {
+    /// The lanes of `counters` each ORed with the entry of `excluded`: as many as both
+    /// slices have.
+    #[inline(always)]
+    pub(super) fn masked(v: V, counters: &[AtomicU32], excluded: &[u32]) -> Self {
+        Lanes {
+            v,
+            c: counters.as_ptr(),
+            e: excluded.as_ptr(),
+            n: counters.len().min(excluded.len()),
+        }
+    }
+}
+
+/// Runs `$body` with `$l` bound to the [`Lanes`] of `$counters` through `$v` (all of
+/// them when `$excluded` is `None`, else as many as both slices have).
+macro_rules! with_lanes {
+    ($v:expr, $counters:expr, $excluded:expr, |$l:ident| $body:expr) => {
+        match $excluded {
+            None => {
+                let $l = super::vector::Lanes::all($v, $counters);
+                $body
+            }
+            Some(e) => {
+                let $l = super::vector::Lanes::masked($v, $counters, e);
+                $body
+            }
+        }
+    };
+}
+pub(super) use with_lanes;
+
+impl<V: Vector, const ALL: bool> Lanes<V, ALL> {
+    /// The effective values of lanes `i..i + 4 * LANES`, as four vectors.
+    ///
+    /// # Safety
+    /// `i + 4 * V::LANES <= self.n`.
+    #[inline(always)]
+    pub(super) unsafe fn get4(&self, i: usize) -> [V::V; 4] {
+        // SAFETY: the lanes are in bounds (the caller's promise and the invariant).
+        unsafe {
+            let c = self.v.load4(self.c.add(i));
+            if ALL {
+                c
+            } else {
+                let e = self.e.add(i);
+                core::array::from_fn(|j| self.v.or(c[j], self.v.load_plain(e.add(j * V::LANES))))
+            }
+        }
+    }
+
+    /// The effective values of lanes `i..i + LANES`.
+    ///
+    /// # Safety
+    /// `i + V::LANES <= self.n`.
+    #[inline(always)]
+    pub(super) unsafe fn get(&self, i: usize) -> V::V {
+        // SAFETY: the lanes are in bounds (the caller's promise and the invariant).
+        unsafe {
+            let c = self.v.load(self.c.add(i));
+            if ALL {
+                c
+            } else {
+                self.v.or(c, self.v.load_plain(self.e.add(i)))
+            }
+        }
+    }
+
+    /// The effective values of lanes `i..n` (fewer than `LANES`) in the low lanes of
+    /// the result, `u32::MAX` in the others; and the bit set of the real lanes.
+    ///
+    /// # Safety
+    /// `i < self.n < i + V::LANES`.
+    #[inline(always)]
+    pub(super) unsafe fn tail(&self, i: usize) -> (V::V, u64) {
+        let len = self.n - i;
+        // SAFETY: lanes i..n are in bounds (the caller's promise and the invariant);
+        // the tail loads do not access the lanes past them.
+        let v = unsafe {
+            let c = self.v.load_tail(self.c.add(i), len);
+            if ALL {
+                c
+            } else {
+                self.v.or(c, self.v.load_plain_tail(self.e.add(i), len))
+            }
+        };
+        (v, first_bits(len))
+    }
+
+    /// The effective value of lane `i`, read with a scalar load.
+    ///
+    /// # Safety
+    /// `i < self.n`.
+    #[inline(always)]
+    pub(super) unsafe fn value(&self, i: usize) -> u32 {
+        // SAFETY: lane i is in bounds (the caller's promise and the invariant).
+        let c = unsafe { &*self.c.add(i) }.load(Relaxed);
+        // SAFETY: as above; `e` is read only when it is not null.
+        if ALL { c } else { c | unsafe { *self.e.add(i) } }
+    }
+
+    /// Lanes `start..start + len` of these, as lanes `0..len`.
+    ///
+    /// # Safety
+    /// `start + len <= self.n`.
+    #[inline(always)]
+    pub(super) unsafe fn sub(&self, start: usize, len: usize) -> Self {
+        Lanes {
+            v: self.v,
+            // SAFETY: start <= n, so the pointer stays within (or one past) the array.
+            c: unsafe { self.c.add(start) },
+            // Never read when `ALL` (then it is null): no in-bounds claim is made.
+            e: self.e.wrapping_add(start),
+            n: len,
+        }
+    }
+
+    /// Prefetch hints for the cache lines holding lanes `i..i + 4 * 16` (none is an
+    /// access: any lane index is sound).
+    #[inline(always)]
+    pub(super) fn prefetch(&self, i: usize) {
+        for line in 0..4 {
+            self.v.prefetch(self.c.wrapping_add(i + 16 * line).cast());
+            if !ALL {
+                self.v.prefetch(self.e.wrapping_add(i + 16 * line).cast());
+            }
+        }
+    }
+}
+
+/// An operation a backend's entry function runs: one of the scans in `simd.rs`, or
+/// the scalar reference where no vector backend is chosen.
+pub(super) trait Op {
+    /// What the scan returns.
+    type Out;
+    /// Runs on the scalar reference.
+    fn scalar(self) -> Self::Out;
+    /// Runs on the vector backend `v`. Implementations are `#[inline(always)]`, so that
+    /// they compile into the backend's entry function, with its target features.
+    fn vector<V: Vector>(self, v: V) -> Self::Out;
+}
