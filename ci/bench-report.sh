@@ -103,6 +103,12 @@ if [ "$render_only" = 0 ]; then
         echo "=== target benchmarks, pass $k of $passes"
         cargo bench -p workerpick-benches --bench single -- --save-baseline "pass$k" "${crit_args[@]}" "$target_benches"
     done
+    echo "=== NEON static instruction counts (ci/aarch64-insns.sh)"
+    if command -v aarch64-linux-gnu-objdump >/dev/null && rustup component list --toolchain nightly --installed 2>/dev/null | grep -q rust-src; then
+        bash ci/aarch64-insns.sh >"$out/neon.md" || echo "aarch64-insns failed: the report says so"
+    else
+        echo "skipped: no aarch64 cross tools (run ci/aarch64.sh once to install them)"
+    fi
     {
         echo "load_after=$(cut -d' ' -f1-3 /proc/loadavg)"
         echo "seconds=$((SECONDS - start))"

@@ -28,6 +28,9 @@ struct Data {
     facts: BTreeMap<String, String>,
     /// `iai/budgets.toml`: (benchmark, instructions measured, budget), per operation.
     iai: Vec<(String, f64, f64)>,
+    /// `target/bench-report/neon.md`: the NEON static-count table that
+    /// `ci/aarch64-insns.sh` printed in this run, if the cross tools were there.
+    neon: Option<String>,
 }
 
 impl Data {
@@ -177,6 +180,9 @@ fn load() -> Data {
         elements: HashMap::new(),
         facts: BTreeMap::new(),
         iai,
+        neon: std::fs::read_to_string(target.join("bench-report/neon.md"))
+            .ok()
+            .filter(|t| t.contains("| pass |")),
     };
     data.facts.extend(iai_rustc.map(|r| ("iai_rustc".to_string(), r)));
     let files = std::fs::read_dir(target.join("bench-report"))
@@ -736,10 +742,19 @@ const FACTS: [&str; 12] = [
     "load_before", "load_after", "seconds", "iai_rustc",
 ];
 
+/// The NEON instruction counts of this run, or why there are none.
+fn neon_table(d: &Data) -> String {
+    d.neon.clone().unwrap_or_else(|| {
+        "Not counted in this run: `ci/aarch64-insns.sh` needs the cross tools that \
+         `ci/aarch64.sh` installs (qemu-user, gcc-aarch64-linux-gnu, nightly rust-src)."
+            .to_string()
+    })
+}
+
 fn render(d: &Data) -> String {
     let names = mode_names();
     let two = ["power-of-two", "least-loaded"];
-    let tables: [(&str, String); 18] = [
+    let tables: [(&str, String); 19] = [
         ("targets", targets_table(d)),
         ("peers", peers_table(d)),
         ("owned", owned_table(d)),
@@ -758,6 +773,7 @@ fn render(d: &Data) -> String {
         ("floor", floor_table(d)),
         ("scan", scan_table(d)),
         ("instructions", iai_table(d)),
+        ("neon", neon_table(d)),
     ];
     let facts = FACTS.map(|k| (k, d.fact(k).to_string()));
     let mut out = include_str!("template.md").to_string();
