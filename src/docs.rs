@@ -20,20 +20,43 @@
 /// 6. A preview changes nothing: no cursor advance, no booking.
 ///
 /// # Layers
-/// One pick walks down and back without returning to a parent module:
-/// [`Handle`](crate::Handle) or [`Pool`](crate::Pool) loads the snapshot
-/// (`snapshot.rs`, published through the `sync` facade), `pick.rs` builds the
-/// `Context` (`selector.rs`) over the candidates and asks the selector
-/// (`selectors/`), which for least-loaded calls the scan (`scan/`) over the
-/// counter array (`slots.rs`); `pick.rs` then books the choice and hands back
-/// a [`Reservation`](crate::Reservation) (`reservation.rs`), whose drop gives
-/// the load back to the same counter. Membership changes are `writer.rs`.
+/// Each file holds one concept; imports go from the defining module and only
+/// downwards (the one exception: the hidden `Selector::builtin` hook names the
+/// built-in types, which implement `Selector`, a type-level loop that the
+/// devirtualised dispatch needs). From the top:
+///
+/// | layer | files |
+/// |---|---|
+/// | entry points | `handle.rs` ([`Handle`](crate::Handle), `Pool::handle` and the pool's own picks), `owned/` |
+/// | guards | `reservation.rs` (wraps a booking, gives it back on drop; the shared retarget) |
+/// | booking | `booking.rs` (builds the context, asks the selector, books with a validated compare-and-swap) |
+/// | modes | `selectors/` (one file per built-in, the `builtins!` list, device-aware's `cache_hits.rs`), `mode.rs`, `registry.rs` |
+/// | plug-in contract | `selector.rs` ([`Selector`](crate::Selector), [`Choice`](crate::Choice)) |
+/// | what a selector sees | `context.rs` ([`Context`](crate::Context), [`Slot`](crate::Slot), [`Intent`](crate::Intent), the shared minimum/ties/draw rule), `candidates.rs` (the whole set or a resolved eligibility mask) |
+/// | the scan | `scan/` |
+/// | per-request inputs | `request.rs`, `eligibility.rs` |
+/// | the pool | `pool.rs` (the set's owner and inspection), `membership.rs` (membership changes, slot reuse) |
+/// | the set | `snapshot.rs`, `remap.rs` |
+/// | storage | `storage/counters.rs` (in-flight counters), `storage/keys.rs` (slot keys, pins), `storage/mod.rs` (slots and bookings) |
+/// | primitives | `sync.rs` (every loom difference), `rng.rs` |
+///
+/// One least-loaded pick walks down and back without returning to a parent
+/// module: `Handle::reserve` (`handle.rs`) loads the cached snapshot
+/// (`snapshot.rs`, through the `sync` facade) and calls `booking::reserve`,
+/// which resolves the candidates (`candidates.rs`), builds the `Context`
+/// (`context.rs`) and asks `LeastLoaded` (`selectors/least_loaded.rs`); it
+/// calls `Context::least_loaded`, which runs the scan (`scan/`) over the
+/// counter array (`storage/counters.rs`). Booking then reads the key's address
+/// (`storage/keys.rs`) and books with `Slots::charge_if` (`storage/mod.rs`),
+/// returning the booking, which `handle.rs` wraps in a
+/// [`Reservation`](crate::Reservation) (`reservation.rs`); its drop calls
+/// `Slots::release`, which gives the load back to the same counter.
 ///
 /// # The mode list
 /// The built-in modes are declared once, by the `builtins!` list in
 /// `selectors/mod.rs`: one line per mode (its type and module, its canonical
 /// name and other spellings). The modules and re-exports, the hidden
-/// `Builtin` enum, the devirtualising match in `pick.rs` and
+/// `Builtin` enum, the devirtualising match in `booking.rs` and
 /// [`Mode`](crate::Mode) (variants, names, spellings, parameters, factories)
 /// are generated from it; the [`Registry`](crate::Registry) resolves
 /// built-ins through `Mode`. A mode's parameters are declared in its own file
@@ -144,8 +167,9 @@
 /// over the `t` ties, whichever try keeps it. Counting: a draw over the `t`
 /// ties counted, then the `k`-th tie in lane order, is uniform by
 /// construction. [`Context::least_loaded_by`](crate::Context::least_loaded_by)
-/// (the scalar path) and device-aware's groups count ties in one pass and
-/// draw once only when there are several. Lanes that move between passes can
+/// (the scalar path) and device-aware's groups share one rule (`Minimum` in
+/// `context.rs`): count ties in one pass, and draw once only when there are
+/// several. Lanes that move between passes can
 /// shift the odds slightly, never the guarantee: the pick is a lane seen at
 /// the minimum, and the compare-and-swap checks it still is. Power-of-two
 /// takes the first of its two draws on a tie (the two draws are already

@@ -26,7 +26,7 @@ pub(crate) mod atomic {
 pub(crate) use crossbeam_utils::CachePadded;
 
 /// Locks a writer mutex, recovering from poisoning: a writer runs all of the
-/// key type's code before it changes anything (see `writer`), so a panic
+/// key type's code before it changes anything (see `membership`), so a panic
 /// under the lock leaves the state as it was before the call.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     #[cfg(not(loom))]
