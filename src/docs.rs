@@ -192,9 +192,22 @@
 /// once into an *anchor* of its own, and its reservations count on that
 /// anchor. The count is written per reservation but is not shared between
 /// handles: a router keeps a handle per thread or per service clone, and the
-/// line moves only when a reservation is released on another thread. The
-/// booking and the release are the borrowed path's code: an owned reservation
-/// takes over a borrowed one's booking and rebuilds it to release.
+/// line moves only when a reservation is released on another thread. Both
+/// kinds hold the same thing, the storage's booking (`Booked` in
+/// `storage/mod.rs`), made by the same booking code and given back by the same
+/// `Slots::release`; they differ only in what keeps the storage alive.
+///
+/// # Where `unsafe` is
+/// In the scan kernels (`scan/`) and the storage (`storage/`), and in a few
+/// calls whose precondition only the caller can establish, each with its
+/// SAFETY line: `booking.rs` reads a chosen slot's key address before the
+/// compare-and-swap (the pick's snapshot keeps the slot; reading it after the
+/// swap, under the booking, would put the key's loads behind the swap's
+/// fence); the reservations read their key back (the pool borrow or the
+/// anchor keeps the storage alive, which the storage cannot see);
+/// `membership.rs` assigns and clears keys (only the writer knows a slot is
+/// unreachable); `sync.rs` allocates the counter array zeroed; `remap.rs`
+/// fills its once-cells. `tests/layout.rs` holds the list.
 ///
 /// # Loom builds
 /// Everything that differs under `--cfg loom` is in the crate-private `sync`
