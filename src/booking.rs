@@ -1,7 +1,7 @@
 //! Booking: the one pick path every entry point shares. It builds the
 //! context, asks the selector, checks its answer, and books the load with a
-//! validated compare-and-swap; what it hands back is the storage's booking,
-//! which the caller wraps in its kind of reservation.
+//! validated compare-and-swap; the storage's booking goes to a wrapper the
+//! caller passes down, which makes its kind of reservation of it.
 
 use crate::candidates::Candidates;
 use crate::context::{Context, Intent};
@@ -11,7 +11,7 @@ use crate::request::Request;
 use crate::rng::Rng;
 use crate::selector::{Choice, Selector};
 use crate::snapshot::Snapshot;
-use crate::storage::Booked;
+use crate::storage::{Booked, Missed};
 
 /// How many times a reservation asks the selector again after losing a
 /// compare-and-swap. When the bound is hit it books the last choice without
@@ -91,16 +91,19 @@ pub(crate) fn choose<W, S: Selector + ?Sized>(
     devirtualize!(selector, |s| choose_as(pool, snap, rng, request, s, intent))
 }
 
-/// A pick that books `request.weight` on the chosen worker.
+/// A pick that books `request.weight` on the chosen worker, and hands the
+/// booking to `keep` (which wraps it in the caller's kind of reservation:
+/// built in place, it costs nothing over returning that reservation).
 #[inline(always)]
-pub(crate) fn reserve<W, S: Selector + ?Sized>(
+pub(crate) fn reserve<W, S: Selector + ?Sized, R>(
     pool: &Pool<W>,
     snap: &Snapshot<W>,
     rng: &mut Rng,
     request: &Request<'_>,
     selector: &S,
-) -> Result<Booked<W>, Error> {
-    devirtualize!(selector, |s| reserve_as(pool, snap, rng, request, s))
+    keep: impl FnOnce(Booked<W>) -> R,
+) -> Result<R, Error> {
+    devirtualize!(selector, |s| reserve_as(pool, snap, rng, request, s, keep))
 }
 
 #[inline(always)]
@@ -118,18 +121,19 @@ fn choose_as<W, S: Selector + ?Sized>(
 
 /// A pick that books `request.weight` on the chosen worker.
 #[inline(always)]
-fn reserve_as<W, S: Selector + ?Sized>(
+fn reserve_as<W, S: Selector + ?Sized, R>(
     pool: &Pool<W>,
     snap: &Snapshot<W>,
     rng: &mut Rng,
     request: &Request<'_>,
     selector: &S,
-) -> Result<Booked<W>, Error> {
+    keep: impl FnOnce(Booked<W>) -> R,
+) -> Result<R, Error> {
     let mut cx = context(pool, snap, rng, request, Intent::Reserve)?;
     let weight = request.weight;
     let slots = &pool.slots;
-    let mut attempts = 0;
-    loop {
+    let mut last = 0;
+    for _ in 0..MAX_ATTEMPTS {
         let choice = ask(selector, &mut cx)?;
         let slot = choice.slot.index();
         // Before the compare-and-swap, whose fence would otherwise hold the
@@ -139,21 +143,23 @@ fn reserve_as<W, S: Selector + ?Sized>(
         // candidates), and the booking made below keeps it once `snap` is gone.
         let key = unsafe { slots.keys.ptr(slot) };
         if !choice.charge || weight == 0 {
-            return Ok(slots.pin(slot, key));
+            return Ok(keep(slots.pin(slot, key)));
         }
-        let Some(seen) = choice.seen else {
-            return slots.charge(slot, key, weight);
-        };
-        if let Some(booked) = slots.charge_if(slot, key, seen, weight)? {
-            return Ok(booked);
+        match choice.seen {
+            None => return Ok(keep(slots.charge(slot, key, weight)?)),
+            Some(seen) => match slots.charge_if(slot, key, seen, weight) {
+                Ok(booked) => return Ok(keep(booked)),
+                Err(Missed::Overflow) => return Err(Error::LoadOverflow),
+                Err(Missed::Moved) => {}
+            },
         }
-        attempts += 1;
-        if attempts == MAX_ATTEMPTS {
-            let booked = slots.charge(slot, key, weight)?;
-            pool.note_fallback();
-            return Ok(booked);
-        }
+        last = slot;
     }
+    // SAFETY: `snap` names `last`; the booking made here keeps it.
+    let key = unsafe { slots.keys.ptr(last) };
+    let booked = slots.charge(last, key, weight)?;
+    pool.note_fallback();
+    Ok(keep(booked))
 }
 
 /// Books `weight` on a worker named by the caller.

@@ -90,8 +90,8 @@ pub enum Intent {
     Preview,
 }
 
-/// What a [`Selector`](crate::Selector) sees during one pick: the candidates, their loads, the
-/// random source and the request.
+/// What a [`Selector`](crate::Selector) sees during one pick: the
+/// candidates, their loads, the random source and the request.
 pub struct Context<'a> {
     set: &'a SetView,
     counters: &'a Counters,

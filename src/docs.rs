@@ -47,10 +47,10 @@
 /// (`context.rs`) and asks `LeastLoaded` (`selectors/least_loaded.rs`); it
 /// calls `Context::least_loaded`, which runs the scan (`scan/`) over the
 /// counter array (`storage/counters.rs`). Booking then reads the key's address
-/// (`storage/keys.rs`) and books with `Slots::charge_if` (`storage/mod.rs`),
-/// returning the booking, which `handle.rs` wraps in a
-/// [`Reservation`](crate::Reservation) (`reservation.rs`); its drop calls
-/// `Slots::release`, which gives the load back to the same counter.
+/// (`storage/keys.rs`) and books with `Slots::charge_if` (`storage/mod.rs`);
+/// the booking goes to the wrapper `handle.rs` passed down, which makes a
+/// [`Reservation`](crate::Reservation) (`reservation.rs`) of it in place; its
+/// drop calls `Slots::release`, which gives the load back to the same counter.
 ///
 /// # The mode list
 /// The built-in modes are declared once, by the `builtins!` list in

@@ -137,8 +137,10 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
         request: &Request<'_>,
     ) -> Result<Reservation<'p, W>, Error> {
         let snap = self.cache.load();
-        let booked = booking::reserve(self.pool, snap, &mut self.rng, request, selector)?;
-        Ok(Reservation::new(self.pool, booked))
+        let pool = self.pool;
+        booking::reserve(pool, snap, &mut self.rng, request, selector, |booked| {
+            Reservation::new(pool, booked)
+        })
     }
 
     /// Books `weight` on `worker` itself (a pinned target).
@@ -210,8 +212,14 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         selector: &S,
         request: &Request<'_>,
     ) -> Result<Reservation<'_, W>, Error> {
-        let booked = booking::reserve(self, &self.snapshot(), &mut Rng::new(), request, selector)?;
-        Ok(Reservation::new(self, booked))
+        booking::reserve(
+            self,
+            &self.snapshot(),
+            &mut Rng::new(),
+            request,
+            selector,
+            |booked| Reservation::new(self, booked),
+        )
     }
 
     /// Books `weight` on `worker` itself (a pinned target).

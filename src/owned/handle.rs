@@ -76,8 +76,10 @@ impl<W: Clone + Eq + Hash + Send + Sync> OwnedHandle<W> {
         request: &Request<'_>,
     ) -> Result<OwnedReservation<W>, Error> {
         let snap: &Snapshot<W> = self.cache.load();
-        let booked = booking::reserve(&self.anchor.pool, snap, &mut self.rng, request, selector)?;
-        Ok(OwnedReservation::new(&self.anchor, booked))
+        let anchor = &self.anchor;
+        booking::reserve(&anchor.pool, snap, &mut self.rng, request, selector, |booked| {
+            OwnedReservation::new(anchor, booked)
+        })
     }
 
     /// Books `weight` on `worker` itself (a pinned target).

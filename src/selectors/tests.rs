@@ -260,9 +260,16 @@ fn a_pick_from_an_old_snapshot_charges_the_worker_it_names() {
     pool.remove(&1).unwrap();
     pool.insert(3).unwrap(); // must not take worker 1's slot while `old` lives
     let req = Request::new();
-    let booked =
-        crate::booking::reserve(&pool, &old, &mut Rng::with_seed(1), &req, &RoundRobin::new()).unwrap();
-    let r = Reservation::new(&pool, booked);
+    let keep = |booked| Reservation::new(&pool, booked);
+    let r = crate::booking::reserve(
+        &pool,
+        &old,
+        &mut Rng::with_seed(1),
+        &req,
+        &RoundRobin::new(),
+        keep,
+    )
+    .unwrap();
     assert_eq!(*r.worker(), 1);
     assert_eq!(pool.in_flight(&1), Some(1));
     assert_eq!(pool.in_flight(&3), Some(0));

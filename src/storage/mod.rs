@@ -87,8 +87,7 @@ impl<W> Slots<W> {
         Ok(Booked { key, slot, weight })
     }
 
-    /// Books `weight > 0` on `slot` if its load is still `seen`; `None` when
-    /// another booking or release landed first.
+    /// Books `weight > 0` on `slot` if its load is still `seen`.
     #[inline(always)]
     pub(crate) fn charge_if(
         &self,
@@ -96,17 +95,17 @@ impl<W> Slots<W> {
         key: KeyPtr<W>,
         seen: u32,
         weight: u32,
-    ) -> Result<Option<Booked<W>>, Error> {
+    ) -> Result<Booked<W>, Missed> {
         let Some(booked) = seen.checked_add(weight) else {
-            return Err(Error::LoadOverflow);
+            return Err(Missed::Overflow);
         };
         // Relaxed bookings: the count itself is the only datum. Slot reuse is
         // ordered by the snapshot the caller holds.
-        let swapped =
-            self.counters
-                .get(slot)
-                .compare_exchange(seen, booked, Ordering::Relaxed, Ordering::Relaxed);
-        Ok(swapped.ok().map(|_| Booked { key, slot, weight }))
+        let counter = self.counters.get(slot);
+        match counter.compare_exchange(seen, booked, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => Ok(Booked { key, slot, weight }),
+            Err(_) => Err(Missed::Moved),
+        }
     }
 
     /// Gives `booked` back. Its owner calls this exactly once per booking.
@@ -125,6 +124,14 @@ impl<W> Slots<W> {
             debug_assert!(before >= booked.weight, "workerpick: in-flight count underflow");
         }
     }
+}
+
+/// Why [`Slots::charge_if`] booked nothing.
+pub(crate) enum Missed {
+    /// The load is no longer the one seen: another booking or release landed.
+    Moved,
+    /// The load would pass `u32::MAX`.
+    Overflow,
 }
 
 /// One booking on one slot: `weight` on its counter, or a pin for weight 0,
