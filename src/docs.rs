@@ -20,20 +20,43 @@
 /// 6. A preview changes nothing: no cursor advance, no booking.
 ///
 /// # Layers
-/// One pick walks down and back without returning to a parent module:
-/// [`Handle`](crate::Handle) or [`Pool`](crate::Pool) loads the snapshot
-/// (`snapshot.rs`, published through the `sync` facade), `pick.rs` builds the
-/// `Context` (`selector.rs`) over the candidates and asks the selector
-/// (`selectors/`), which for least-loaded calls the scan (`scan/`) over the
-/// counter array (`slots.rs`); `pick.rs` then books the choice and hands back
-/// a [`Reservation`](crate::Reservation) (`reservation.rs`), whose drop gives
-/// the load back to the same counter. Membership changes are `writer.rs`.
+/// Each file holds one concept; imports go from the defining module and only
+/// downwards (the one exception: the hidden `Selector::builtin` hook names the
+/// built-in types, which implement `Selector`, a type-level loop that the
+/// devirtualised dispatch needs). From the top:
+///
+/// | layer | files |
+/// |---|---|
+/// | entry points | `handle.rs` ([`Handle`](crate::Handle), `Pool::handle` and the pool's own picks), `owned/` |
+/// | guards | `reservation.rs` (wraps a booking, gives it back on drop; the shared retarget) |
+/// | booking | `booking.rs` (builds the context, asks the selector, books with a validated compare-and-swap) |
+/// | modes | `selectors/` (one file per built-in, the `builtins!` list, device-aware's `cache_hits.rs`), `mode.rs`, `registry.rs` |
+/// | plug-in contract | `selector.rs` ([`Selector`](crate::Selector), [`Choice`](crate::Choice)) |
+/// | what a selector sees | `context.rs` ([`Context`](crate::Context), [`Slot`](crate::Slot), [`Intent`](crate::Intent), the shared minimum/ties/draw rule), `candidates.rs` (the whole set or a resolved eligibility mask) |
+/// | the scan | `scan/` |
+/// | per-request inputs | `request.rs`, `eligibility.rs` |
+/// | the pool | `pool.rs` (the set's owner and inspection), `membership.rs` (membership changes, slot reuse) |
+/// | the set | `snapshot.rs`, `remap.rs` |
+/// | storage | `storage/counters.rs` (in-flight counters), `storage/keys.rs` (slot keys, pins), `storage/mod.rs` (slots and bookings) |
+/// | primitives | `sync.rs` (every loom difference), `rng.rs` |
+///
+/// One least-loaded pick walks down and back without returning to a parent
+/// module: `Handle::reserve` (`handle.rs`) loads the cached snapshot
+/// (`snapshot.rs`, through the `sync` facade) and calls `booking::reserve`,
+/// which resolves the candidates (`candidates.rs`), builds the `Context`
+/// (`context.rs`) and asks `LeastLoaded` (`selectors/least_loaded.rs`); it
+/// calls `Context::least_loaded`, which runs the scan (`scan/`) over the
+/// counter array (`storage/counters.rs`). Booking then reads the key's address
+/// (`storage/keys.rs`) and books with `Slots::charge_if` (`storage/mod.rs`);
+/// the booking goes to the wrapper `handle.rs` passed down, which makes a
+/// [`Reservation`](crate::Reservation) (`reservation.rs`) of it in place; its
+/// drop calls `Slots::release`, which gives the load back to the same counter.
 ///
 /// # The mode list
 /// The built-in modes are declared once, by the `builtins!` list in
 /// `selectors/mod.rs`: one line per mode (its type and module, its canonical
 /// name and other spellings). The modules and re-exports, the hidden
-/// `Builtin` enum, the devirtualising match in `pick.rs` and
+/// `Builtin` enum, the devirtualising match in `booking.rs` and
 /// [`Mode`](crate::Mode) (variants, names, spellings, parameters, factories)
 /// are generated from it; the [`Registry`](crate::Registry) resolves
 /// built-ins through `Mode`. A mode's parameters are declared in its own file
@@ -148,8 +171,9 @@
 /// over the `t` ties, whichever try keeps it. Counting: a draw over the `t`
 /// ties counted, then the `k`-th tie in lane order, is uniform by
 /// construction. [`Context::least_loaded_by`](crate::Context::least_loaded_by)
-/// (the scalar path) and device-aware's groups count ties in one pass and
-/// draw once only when there are several. Lanes that move between passes can
+/// (the scalar path) and device-aware's groups share one rule (`Minimum` in
+/// `context.rs`): count ties in one pass, and draw once only when there are
+/// several. Lanes that move between passes can
 /// shift the odds slightly, never the guarantee: the pick is a lane seen at
 /// the minimum, and the compare-and-swap checks it still is. Power-of-two
 /// takes the first of its two draws on a tie (the two draws are already
@@ -172,9 +196,22 @@
 /// once into an *anchor* of its own, and its reservations count on that
 /// anchor. The count is written per reservation but is not shared between
 /// handles: a router keeps a handle per thread or per service clone, and the
-/// line moves only when a reservation is released on another thread. The
-/// booking and the release are the borrowed path's code: an owned reservation
-/// takes over a borrowed one's booking and rebuilds it to release.
+/// line moves only when a reservation is released on another thread. Both
+/// kinds hold the same thing, the storage's booking (`Booked` in
+/// `storage/mod.rs`), made by the same booking code and given back by the same
+/// `Slots::release`; they differ only in what keeps the storage alive.
+///
+/// # Where `unsafe` is
+/// In the scan kernels (`scan/`) and the storage (`storage/`), and in a few
+/// calls whose precondition only the caller can establish, each with its
+/// SAFETY line: `booking.rs` reads a chosen slot's key address before the
+/// compare-and-swap (the pick's snapshot keeps the slot; reading it after the
+/// swap, under the booking, would put the key's loads behind the swap's
+/// fence); the reservations read their key back (the pool borrow or the
+/// anchor keeps the storage alive, which the storage cannot see);
+/// `membership.rs` assigns and clears keys (only the writer knows a slot is
+/// unreachable); `sync.rs` allocates the counter array zeroed; `remap.rs`
+/// fills its once-cells. `tests/layout.rs` holds the list.
 ///
 /// # Loom builds
 /// Everything that differs under `--cfg loom` is in the crate-private `sync`

@@ -1,4 +1,4 @@
-use crate::Pool;
+use crate::pool::Pool;
 use crate::snapshot::Snapshot;
 use std::hash::Hash;
 
@@ -119,7 +119,7 @@ impl Eligibility {
         }
     }
 
-    pub(crate) fn build<W: Clone + Eq + Hash + Send + Sync>(
+    fn build<W: Clone + Eq + Hash + Send + Sync>(
         pool: &Pool<W>,
         snap: &Snapshot<W>,
         mut admit: impl FnMut(&W) -> bool,
@@ -130,9 +130,16 @@ impl Eligibility {
     }
 }
 
+impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
+    /// A mask admitting the current workers for which `admit` is true.
+    pub fn eligibility(&self, admit: impl FnMut(&W) -> bool) -> Eligibility {
+        Eligibility::build(self, &self.snapshot(), admit)
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use crate::selector::ELIGIBILITY_CHECKS;
+    use crate::candidates::ELIGIBILITY_CHECKS;
     use crate::{
         CacheHits, DeviceAware, LeastLoaded, Pool, PowerOfTwo, Random, Request, RoundRobin, Selector,
     };

@@ -1,9 +1,77 @@
-use crate::pick;
-use crate::selector::Intent;
+//! The pick entry points: a [`Handle`] per router thread, which caches the
+//! snapshot, and the pool's own picks, which load it on every call. Each
+//! goes down to `booking` and wraps the booking it gets back in a
+//! [`Reservation`].
+
+use crate::booking;
+use crate::context::Intent;
+use crate::error::Error;
+use crate::pool::Pool;
+use crate::request::{DEFAULT_REQUEST, Request};
+use crate::reservation::Reservation;
+use crate::rng::Rng;
+use crate::selector::Selector;
 use crate::snapshot::Snapshot;
 use crate::sync::Cached;
-use crate::{Error, Pool, Request, Reservation, Rng, Selector};
 use core::hash::Hash;
+
+/// The pick methods every handle kind shares, each a thin call into the
+/// handle's own `pick` or `reserve_with`: `rng`, `select`, `select_with`,
+/// `preview` and `reserve`, whose guard is `$reservation`.
+macro_rules! thin_picks {
+    ($reservation:ty) => {
+        /// This handle's random source.
+        pub fn rng(&mut self) -> &mut $crate::rng::Rng {
+            &mut self.rng
+        }
+
+        /// Picks a worker without booking load.
+        #[inline]
+        pub fn select<S: $crate::selector::Selector + ?Sized>(
+            &mut self,
+            selector: &S,
+        ) -> Result<&W, $crate::error::Error> {
+            self.pick(
+                selector,
+                &$crate::request::DEFAULT_REQUEST,
+                $crate::context::Intent::Select,
+            )
+        }
+
+        /// Picks a worker for `request` without booking load.
+        #[inline]
+        pub fn select_with<S: $crate::selector::Selector + ?Sized>(
+            &mut self,
+            selector: &S,
+            request: &$crate::request::Request<'_>,
+        ) -> Result<&W, $crate::error::Error> {
+            self.pick(selector, request, $crate::context::Intent::Select)
+        }
+
+        /// Says which worker a pick would choose now, changing nothing.
+        #[inline]
+        pub fn preview<S: $crate::selector::Selector + ?Sized>(
+            &mut self,
+            selector: &S,
+        ) -> Result<&W, $crate::error::Error> {
+            self.pick(
+                selector,
+                &$crate::request::DEFAULT_REQUEST,
+                $crate::context::Intent::Preview,
+            )
+        }
+
+        /// Picks a worker and books one unit of load on it.
+        #[inline]
+        pub fn reserve<S: $crate::selector::Selector + ?Sized>(
+            &mut self,
+            selector: &S,
+        ) -> Result<$reservation, $crate::error::Error> {
+            self.reserve_with(selector, &$crate::request::DEFAULT_REQUEST)
+        }
+    };
+}
+pub(crate) use thin_picks;
 
 /// A router thread's (or task's) view of a [`Pool`]: it caches the current
 /// snapshot and owns a random source, so a pick costs one pointer comparison
@@ -49,32 +117,7 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
         self.pool
     }
 
-    /// This handle's random source.
-    pub fn rng(&mut self) -> &mut Rng {
-        &mut self.rng
-    }
-
-    /// Picks a worker without booking load.
-    #[inline]
-    pub fn select<S: Selector + ?Sized>(&mut self, selector: &S) -> Result<&W, Error> {
-        self.pick(selector, &crate::request::DEFAULT_REQUEST, Intent::Select)
-    }
-
-    /// Picks a worker for `request` without booking load.
-    #[inline]
-    pub fn select_with<S: Selector + ?Sized>(
-        &mut self,
-        selector: &S,
-        request: &Request<'_>,
-    ) -> Result<&W, Error> {
-        self.pick(selector, request, Intent::Select)
-    }
-
-    /// Says which worker a pick would choose now, changing nothing.
-    #[inline]
-    pub fn preview<S: Selector + ?Sized>(&mut self, selector: &S) -> Result<&W, Error> {
-        self.pick(selector, &crate::request::DEFAULT_REQUEST, Intent::Preview)
-    }
+    thin_picks!(Reservation<'p, W>);
 
     /// [`preview`](Self::preview) for `request`.
     #[inline]
@@ -86,12 +129,6 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
         self.pick(selector, request, Intent::Preview)
     }
 
-    /// Picks a worker and books one unit of load on it.
-    #[inline]
-    pub fn reserve<S: Selector + ?Sized>(&mut self, selector: &S) -> Result<Reservation<'p, W>, Error> {
-        self.reserve_with(selector, &crate::request::DEFAULT_REQUEST)
-    }
-
     /// Picks a worker for `request` and books `request`'s weight on it.
     #[inline]
     pub fn reserve_with<S: Selector + ?Sized>(
@@ -100,13 +137,17 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
         request: &Request<'_>,
     ) -> Result<Reservation<'p, W>, Error> {
         let snap = self.cache.load();
-        pick::reserve(self.pool, snap, &mut self.rng, request, selector)
+        let pool = self.pool;
+        booking::reserve(pool, snap, &mut self.rng, request, selector, |booked| {
+            Reservation::new(pool, booked)
+        })
     }
 
     /// Books `weight` on `worker` itself (a pinned target).
     pub fn reserve_worker(&mut self, worker: &W, weight: u32) -> Result<Reservation<'p, W>, Error> {
         let snap = self.cache.load();
-        pick::reserve_worker(self.pool, snap, worker, weight)
+        let booked = booking::reserve_worker(self.pool, snap, worker, weight)?;
+        Ok(Reservation::new(self.pool, booked))
     }
 
     #[inline(always)]
@@ -117,7 +158,84 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
         intent: Intent,
     ) -> Result<&W, Error> {
         let snap = self.cache.load();
-        let slot = pick::choose(self.pool, snap, &mut self.rng, request, selector, intent)?;
+        let slot = booking::choose(self.pool, snap, &mut self.rng, request, selector, intent)?;
         Ok(snap.key(slot))
+    }
+}
+
+impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
+    /// A cached handle for one router thread or task, with its own random source.
+    pub fn handle(&self) -> Handle<'_, W> {
+        Handle::new(self, Rng::new())
+    }
+
+    /// A cached handle drawing from `rng` (seed it for reproducible picks).
+    pub fn handle_with_rng(&self, rng: Rng) -> Handle<'_, W> {
+        Handle::new(self, rng)
+    }
+
+    /// Picks a worker without booking load, and returns a clone of it (see
+    /// the type's docs on allocation; [`Handle::select`] lends it instead).
+    pub fn select<S: Selector + ?Sized>(&self, selector: &S) -> Result<W, Error> {
+        self.select_with(selector, &DEFAULT_REQUEST)
+    }
+
+    /// Picks a worker for `request` without booking load.
+    pub fn select_with<S: Selector + ?Sized>(&self, selector: &S, request: &Request<'_>) -> Result<W, Error> {
+        self.pick_key(selector, request, Intent::Select)
+    }
+
+    /// Says which worker a pick would choose now, changing nothing: no cursor
+    /// advances, nothing is booked. Random draws are fresh ones. Returns a
+    /// clone of the worker, as [`select`](Self::select) does.
+    pub fn preview<S: Selector + ?Sized>(&self, selector: &S) -> Result<W, Error> {
+        self.preview_with(selector, &DEFAULT_REQUEST)
+    }
+
+    /// [`preview`](Self::preview) for `request`.
+    pub fn preview_with<S: Selector + ?Sized>(
+        &self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<W, Error> {
+        self.pick_key(selector, request, Intent::Preview)
+    }
+
+    /// Picks a worker and books one unit of load on it.
+    pub fn reserve<S: Selector + ?Sized>(&self, selector: &S) -> Result<Reservation<'_, W>, Error> {
+        self.reserve_with(selector, &DEFAULT_REQUEST)
+    }
+
+    /// Picks a worker for `request` and books `request`'s weight on it.
+    pub fn reserve_with<S: Selector + ?Sized>(
+        &self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<Reservation<'_, W>, Error> {
+        booking::reserve(
+            self,
+            &self.snapshot(),
+            &mut Rng::new(),
+            request,
+            selector,
+            |booked| Reservation::new(self, booked),
+        )
+    }
+
+    /// Books `weight` on `worker` itself (a pinned target).
+    pub fn reserve_worker(&self, worker: &W, weight: u32) -> Result<Reservation<'_, W>, Error> {
+        let booked = booking::reserve_worker(self, &self.snapshot(), worker, weight)?;
+        Ok(Reservation::new(self, booked))
+    }
+
+    fn pick_key<S: Selector + ?Sized>(
+        &self,
+        selector: &S,
+        request: &Request<'_>,
+        intent: Intent,
+    ) -> Result<W, Error> {
+        let snap = self.snapshot();
+        let slot = booking::choose(self, &snap, &mut Rng::new(), request, selector, intent)?;
+        Ok(snap.key(slot).clone())
     }
 }

@@ -44,7 +44,9 @@
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
-mod cache_hits;
+mod booking;
+mod candidates;
+mod context;
 mod device;
 pub mod docs;
 mod eligibility;
@@ -52,10 +54,10 @@ mod error;
 mod handle;
 #[cfg(feature = "futures")]
 mod hold;
+mod membership;
 mod mode;
 mod names;
 mod owned;
-mod pick;
 mod pool;
 mod registry;
 mod remap;
@@ -67,12 +69,11 @@ mod selector;
 mod selectors;
 #[cfg(feature = "tower")]
 pub mod service;
-mod slots;
 mod snapshot;
+mod storage;
 mod sync;
-mod writer;
 
-pub use cache_hits::CacheHits;
+pub use context::{Context, Intent, Slot};
 pub use device::{DeviceKind, WorkerInfo};
 pub use eligibility::Eligibility;
 pub use error::Error;
@@ -80,15 +81,17 @@ pub use handle::Handle;
 #[cfg(feature = "futures")]
 pub use hold::{ReservedFuture, ReservedStream};
 pub use mode::Mode;
-pub use owned::{OwnedHandle, OwnedReservation};
+pub use owned::handle::OwnedHandle;
+pub use owned::reservation::OwnedReservation;
 pub use pool::{Pool, PoolStats};
 pub use registry::{Params, Registry};
 pub use request::Request;
 pub use reservation::Reservation;
 pub use rng::Rng;
-pub use selector::{Choice, Context, Intent, Selector, Slot};
+pub use selector::{Choice, Selector};
+pub use selectors::cache_hits::CacheHits;
 pub use selectors::{DeviceAware, LeastLoaded, PowerOfTwo, Random, RoundRobin};
-pub use slots::{DEFAULT_MAX_WORKERS, MAX_WORKERS_LIMIT};
+pub use storage::{DEFAULT_MAX_WORKERS, MAX_WORKERS_LIMIT};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

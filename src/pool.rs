@@ -1,20 +1,18 @@
 use crate::device::WorkerInfo;
-use crate::pick;
+use crate::error::Error;
+use crate::membership::Writer;
 use crate::scan::{Backend, Kernel};
-use crate::selector::Intent;
-use crate::slots::Slots;
 use crate::snapshot::Snapshot;
+use crate::storage::{DEFAULT_MAX_WORKERS, MAX_WORKERS_LIMIT, Slots};
 use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::sync::{Guard, Mutex, Published, lock};
-use crate::writer::Writer;
-use crate::{Eligibility, Error, Handle, Request, Reservation, Rng, Selector};
 use core::fmt;
 use core::hash::Hash;
 
 /// A set of workers with per-worker in-flight counts, shared by every router
 /// thread.
 ///
-/// Picks and releases take no lock. Through a [`Handle`] they never allocate:
+/// Picks and releases take no lock. Through a [`Handle`](crate::Handle) they never allocate:
 /// its picks lend the worker (`&W`). The `select` and `preview` methods here
 /// return the worker by value, a clone, which allocates if `W`'s `Clone` does
 /// (a `String` key); `reserve` allocates nothing either way, its guard lends
@@ -26,7 +24,7 @@ use core::hash::Hash;
 /// until its last reservation drops, and re-adding it shows that load.
 ///
 /// The `select`/`reserve`/`preview` methods here load the snapshot on every
-/// call; a router thread should keep a [`Handle`], which caches it.
+/// call; a router thread should keep a [`Handle`](crate::Handle), which caches it.
 ///
 /// ```
 /// use workerpick::{LeastLoaded, Pool};
@@ -80,7 +78,7 @@ pub struct PoolStats {
     /// row and were booked without validating the load.
     pub fallbacks: u64,
     /// Published snapshots the writer still tracks: the current one and the
-    /// older ones some reader (a [`Handle`], a pick in progress) still holds.
+    /// older ones some reader (a [`Handle`](crate::Handle), a pick in progress) still holds.
     /// It stays bounded by those, however many changes were made.
     pub snapshots: usize,
 }
@@ -94,7 +92,7 @@ fn next_pool_id() -> u64 {
 impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// An empty pool for up to [`DEFAULT_MAX_WORKERS`](crate::DEFAULT_MAX_WORKERS) worker slots.
     pub fn new() -> Self {
-        Self::with_limit(crate::sync::MODEL_MAX_WORKERS.unwrap_or(crate::slots::DEFAULT_MAX_WORKERS))
+        Self::with_limit(crate::sync::MODEL_MAX_WORKERS.unwrap_or(DEFAULT_MAX_WORKERS))
     }
 
     /// An empty pool for up to `max` worker slots (live workers plus removed
@@ -110,10 +108,10 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// assert!(Pool::<u32>::with_max_workers(0).is_err());
     /// ```
     pub fn with_max_workers(max: usize) -> Result<Self, Error> {
-        if !(1..=crate::MAX_WORKERS_LIMIT).contains(&max) {
+        if !(1..=MAX_WORKERS_LIMIT).contains(&max) {
             return Err(Error::InvalidConfig {
                 what: "max_workers",
-                why: format!("must be between 1 and {}, got {max}", crate::MAX_WORKERS_LIMIT),
+                why: format!("must be between 1 and {}, got {max}", MAX_WORKERS_LIMIT),
             });
         }
         Ok(Self::with_limit(max))
@@ -151,16 +149,6 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// is not available on this CPU.
     pub fn scan_backend(&self) -> Backend {
         self.backend.backend()
-    }
-
-    /// A cached handle for one router thread or task, with its own random source.
-    pub fn handle(&self) -> Handle<'_, W> {
-        Handle::new(self, Rng::new())
-    }
-
-    /// A cached handle drawing from `rng` (seed it for reproducible picks).
-    pub fn handle_with_rng(&self, rng: Rng) -> Handle<'_, W> {
-        Handle::new(self, rng)
     }
 
     /// Adds `worker` (an accelerator in group 0).
@@ -256,68 +244,6 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
             fallbacks: self.fallbacks.load(Ordering::Relaxed),
             snapshots,
         }
-    }
-
-    /// A mask admitting the current workers for which `admit` is true.
-    pub fn eligibility(&self, admit: impl FnMut(&W) -> bool) -> Eligibility {
-        Eligibility::build(self, &self.snapshot(), admit)
-    }
-
-    /// Picks a worker without booking load, and returns a clone of it (see
-    /// the type's docs on allocation; [`Handle::select`] lends it instead).
-    pub fn select<S: Selector + ?Sized>(&self, selector: &S) -> Result<W, Error> {
-        self.select_with(selector, &crate::request::DEFAULT_REQUEST)
-    }
-
-    /// Picks a worker for `request` without booking load.
-    pub fn select_with<S: Selector + ?Sized>(&self, selector: &S, request: &Request<'_>) -> Result<W, Error> {
-        self.pick_key(selector, request, Intent::Select)
-    }
-
-    /// Says which worker a pick would choose now, changing nothing: no cursor
-    /// advances, nothing is booked. Random draws are fresh ones. Returns a
-    /// clone of the worker, as [`select`](Self::select) does.
-    pub fn preview<S: Selector + ?Sized>(&self, selector: &S) -> Result<W, Error> {
-        self.preview_with(selector, &crate::request::DEFAULT_REQUEST)
-    }
-
-    /// [`preview`](Self::preview) for `request`.
-    pub fn preview_with<S: Selector + ?Sized>(
-        &self,
-        selector: &S,
-        request: &Request<'_>,
-    ) -> Result<W, Error> {
-        self.pick_key(selector, request, Intent::Preview)
-    }
-
-    /// Picks a worker and books one unit of load on it.
-    pub fn reserve<S: Selector + ?Sized>(&self, selector: &S) -> Result<Reservation<'_, W>, Error> {
-        self.reserve_with(selector, &crate::request::DEFAULT_REQUEST)
-    }
-
-    /// Picks a worker for `request` and books `request`'s weight on it.
-    pub fn reserve_with<S: Selector + ?Sized>(
-        &self,
-        selector: &S,
-        request: &Request<'_>,
-    ) -> Result<Reservation<'_, W>, Error> {
-        pick::reserve(self, &self.snapshot(), &mut Rng::new(), request, selector)
-    }
-
-    /// Books `weight` on `worker` itself (a pinned target).
-    pub fn reserve_worker(&self, worker: &W, weight: u32) -> Result<Reservation<'_, W>, Error> {
-        pick::reserve_worker(self, &self.snapshot(), worker, weight)
-    }
-
-    fn pick_key<S: Selector + ?Sized>(
-        &self,
-        selector: &S,
-        request: &Request<'_>,
-        intent: Intent,
-    ) -> Result<W, Error> {
-        let snap = self.snapshot();
-        let slot = pick::choose(self, &snap, &mut Rng::new(), request, selector, intent)?;
-        Ok(snap.key(slot).clone())
     }
 }
 

@@ -1,5 +1,5 @@
-use crate::cache_hits::CacheHits;
 use crate::eligibility::Eligibility;
+use crate::selectors::cache_hits::CacheHits;
 
 /// Per-request inputs to a pick: which workers are eligible, how much load the
 /// request charges, and an optional request key for sticky selectors.

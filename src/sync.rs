@@ -26,7 +26,7 @@ pub(crate) mod atomic {
 pub(crate) use crossbeam_utils::CachePadded;
 
 /// Locks a writer mutex, recovering from poisoning: a writer runs all of the
-/// key type's code before it changes anything (see `writer`), so a panic
+/// key type's code before it changes anything (see `membership`), so a panic
 /// under the lock leaves the state as it was before the call.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     #[cfg(not(loom))]
@@ -270,11 +270,24 @@ mod atomic_array {
             Self { base, len }
         }
 
+        /// The first `end` atomics (all of them if `end` exceeds the array).
+        ///
+        /// Only the range asked for is made a reference, never the whole
+        /// array: a pool's array is sized for its worker limit, and under Miri
+        /// every reference costs time in proportion to the memory it covers.
         #[inline(always)]
-        pub(crate) fn as_slice(&self) -> &[AtomicU32] {
+        pub(crate) fn prefix(&self, end: usize) -> &[AtomicU32] {
             // SAFETY: `base` points to `len` initialised atomics, allocated in
-            // `new` and freed only in `drop`, so they outlive `&self`.
-            unsafe { core::slice::from_raw_parts(self.base.as_ptr(), self.len) }
+            // `new` and freed only in `drop`, so they outlive `&self`; the
+            // range is clamped to `len`.
+            unsafe { core::slice::from_raw_parts(self.base.as_ptr(), end.min(self.len)) }
+        }
+
+        /// The atomic at `i`, if in range.
+        #[inline(always)]
+        pub(crate) fn get(&self, i: usize) -> Option<&AtomicU32> {
+            // SAFETY: `i < len`, and the atomics outlive `&self` (see `prefix`).
+            (i < self.len).then(|| unsafe { &*self.base.as_ptr().add(i) })
         }
     }
 
@@ -305,8 +318,12 @@ mod atomic_array {
             Self((0..len.max(1)).map(|_| AtomicU32::new(0)).collect())
         }
 
-        pub(crate) fn as_slice(&self) -> &[AtomicU32] {
-            &self.0
+        pub(crate) fn prefix(&self, end: usize) -> &[AtomicU32] {
+            &self.0[..end.min(self.0.len())]
+        }
+
+        pub(crate) fn get(&self, i: usize) -> Option<&AtomicU32> {
+            self.0.get(i)
         }
     }
 }

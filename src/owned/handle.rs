@@ -1,9 +1,15 @@
-use super::{Anchor, OwnedReservation};
-use crate::pick;
-use crate::selector::Intent;
+use super::Anchor;
+use super::reservation::OwnedReservation;
+use crate::booking;
+use crate::context::Intent;
+use crate::error::Error;
+use crate::handle::thin_picks;
+use crate::pool::Pool;
+use crate::request::Request;
+use crate::rng::Rng;
+use crate::selector::Selector;
 use crate::snapshot::Snapshot;
 use crate::sync::OwnedCached;
-use crate::{Error, Pool, Request, Rng, Selector};
 use core::hash::Hash;
 use std::sync::Arc;
 
@@ -60,38 +66,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> OwnedHandle<W> {
         &self.anchor.pool
     }
 
-    /// This handle's random source.
-    pub fn rng(&mut self) -> &mut Rng {
-        &mut self.rng
-    }
-
-    /// Picks a worker without booking load.
-    #[inline]
-    pub fn select<S: Selector + ?Sized>(&mut self, selector: &S) -> Result<&W, Error> {
-        self.pick(selector, &crate::request::DEFAULT_REQUEST, Intent::Select)
-    }
-
-    /// Picks a worker for `request` without booking load.
-    #[inline]
-    pub fn select_with<S: Selector + ?Sized>(
-        &mut self,
-        selector: &S,
-        request: &Request<'_>,
-    ) -> Result<&W, Error> {
-        self.pick(selector, request, Intent::Select)
-    }
-
-    /// Says which worker a pick would choose now, changing nothing.
-    #[inline]
-    pub fn preview<S: Selector + ?Sized>(&mut self, selector: &S) -> Result<&W, Error> {
-        self.pick(selector, &crate::request::DEFAULT_REQUEST, Intent::Preview)
-    }
-
-    /// Picks a worker and books one unit of load on it.
-    #[inline]
-    pub fn reserve<S: Selector + ?Sized>(&mut self, selector: &S) -> Result<OwnedReservation<W>, Error> {
-        self.reserve_with(selector, &crate::request::DEFAULT_REQUEST)
-    }
+    thin_picks!(OwnedReservation<W>);
 
     /// Picks a worker for `request` and books `request`'s weight on it.
     #[inline]
@@ -101,15 +76,17 @@ impl<W: Clone + Eq + Hash + Send + Sync> OwnedHandle<W> {
         request: &Request<'_>,
     ) -> Result<OwnedReservation<W>, Error> {
         let snap: &Snapshot<W> = self.cache.load();
-        let booked = pick::reserve(&self.anchor.pool, snap, &mut self.rng, request, selector)?;
-        Ok(OwnedReservation::adopt(&self.anchor, booked))
+        let anchor = &self.anchor;
+        booking::reserve(&anchor.pool, snap, &mut self.rng, request, selector, |booked| {
+            OwnedReservation::new(anchor, booked)
+        })
     }
 
     /// Books `weight` on `worker` itself (a pinned target).
     pub fn reserve_worker(&mut self, worker: &W, weight: u32) -> Result<OwnedReservation<W>, Error> {
         let snap: &Snapshot<W> = self.cache.load();
-        let booked = pick::reserve_worker(&self.anchor.pool, snap, worker, weight)?;
-        Ok(OwnedReservation::adopt(&self.anchor, booked))
+        let booked = booking::reserve_worker(&self.anchor.pool, snap, worker, weight)?;
+        Ok(OwnedReservation::new(&self.anchor, booked))
     }
 
     #[inline(always)]
@@ -120,7 +97,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> OwnedHandle<W> {
         intent: Intent,
     ) -> Result<&W, Error> {
         let snap = self.cache.load();
-        let slot = pick::choose(&self.anchor.pool, snap, &mut self.rng, request, selector, intent)?;
+        let slot = booking::choose(&self.anchor.pool, snap, &mut self.rng, request, selector, intent)?;
         Ok(snap.key(slot))
     }
 }

@@ -1,11 +1,13 @@
 use super::Anchor;
-use crate::reservation::Parts;
-use crate::{Error, Pool, Reservation};
+use crate::error::Error;
+use crate::pool::Pool;
+use crate::reservation;
+use crate::storage::Booked;
 use core::fmt;
 use core::hash::Hash;
 use std::sync::Arc;
 
-/// A [`Reservation`] that owns its share of the pool: `'static + Send + Sync`,
+/// A [`Reservation`](crate::Reservation) that owns its share of the pool: `'static + Send + Sync`,
 /// so it can move into a spawned task and be released there, exactly once,
 /// when it drops (normally, by unwinding, or by [`release`](Self::release)).
 ///
@@ -23,7 +25,7 @@ use std::sync::Arc;
 /// assert_eq!(r.pool().in_flight(&2), Some(1));
 /// ```
 ///
-/// A borrowed [`Reservation`] cannot be sent where `'static` is needed:
+/// A borrowed [`Reservation`](crate::Reservation) cannot be sent where `'static` is needed:
 ///
 /// ```compile_fail
 /// use workerpick::{Pool, Random};
@@ -34,23 +36,16 @@ use std::sync::Arc;
 #[must_use = "dropping an OwnedReservation releases its load at once; hold it while the request is in flight"]
 pub struct OwnedReservation<W> {
     anchor: Arc<Anchor<W>>,
-    booked: Parts<W>,
+    booked: Booked<W>,
 }
-
-// SAFETY: an owned reservation is an `Arc` of the pool plus a booking on it,
-// whose `key` points into that pool's slot storage and is only read as `&W`:
-// it may cross or be shared between threads exactly when `Arc<Pool<W>>` may.
-unsafe impl<W> Send for OwnedReservation<W> where Arc<Anchor<W>>: Send {}
-// SAFETY: as above; `&OwnedReservation` hands out only `&W` and `&Arc<Pool<W>>`.
-unsafe impl<W> Sync for OwnedReservation<W> where Arc<Anchor<W>>: Sync {}
 
 impl<W> OwnedReservation<W> {
     /// Takes over `booked`, made on `anchor`'s pool.
     #[inline(always)]
-    pub(crate) fn adopt(anchor: &Arc<Anchor<W>>, booked: Reservation<'_, W>) -> Self {
+    pub(crate) fn new(anchor: &Arc<Anchor<W>>, booked: Booked<W>) -> Self {
         Self {
             anchor: anchor.clone(),
-            booked: booked.into_parts(),
+            booked,
         }
     }
 
@@ -61,16 +56,16 @@ impl<W> OwnedReservation<W> {
 
     /// The worker this reservation is booked on.
     pub fn worker(&self) -> &W {
-        // SAFETY: `key` points at the key of the booked slot in the pool's slot
-        // storage, which the anchor keeps alive; `self` holds the booking until
-        // it drops, which the returned borrow of `self` outlasts, so the slot
-        // cannot be reassigned meanwhile.
-        unsafe { self.booked.key.as_ref() }
+        // SAFETY: the key lives in the pool's slot storage, which the anchor
+        // keeps alive; `self` holds the booking until it drops, which the
+        // returned borrow of `self` outlasts, so the slot cannot be reassigned
+        // meanwhile.
+        unsafe { self.booked.key().get() }
     }
 
     /// The load this reservation booked and will give back.
     pub fn weight(&self) -> u32 {
-        self.booked.weight
+        self.booked.weight()
     }
 
     /// Releases now (the same as dropping it).
@@ -81,21 +76,15 @@ impl<W> OwnedReservation<W> {
 
 impl<W: Clone + Eq + Hash + Send + Sync> OwnedReservation<W> {
     /// Moves this booking to `worker`: one booking there, one fewer here (see
-    /// [`Reservation::retarget`]).
+    /// [`Reservation::retarget`](crate::Reservation::retarget)).
     pub fn retarget(&mut self, worker: &W) -> Result<(), Error> {
-        // SAFETY: `self` holds the booking; `into_parts` takes it back below,
-        // whether or not it moved, and `retarget` does not panic.
-        let mut booked = unsafe { Reservation::from_parts(&self.anchor.pool, self.booked) };
-        let moved = booked.retarget(worker);
-        self.booked = booked.into_parts();
-        moved
+        reservation::retarget(&self.anchor.pool, &mut self.booked, worker)
     }
 }
 
 impl<W> Drop for OwnedReservation<W> {
     fn drop(&mut self) {
-        // SAFETY: `self` holds the booking and gives it back here, once.
-        drop(unsafe { Reservation::from_parts(&self.anchor.pool, self.booked) });
+        self.anchor.pool.slots.release(&self.booked);
     }
 }
 
@@ -103,7 +92,7 @@ impl<W: fmt::Debug> fmt::Debug for OwnedReservation<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OwnedReservation")
             .field("worker", self.worker())
-            .field("weight", &self.booked.weight)
+            .field("weight", &self.weight())
             .finish()
     }
 }

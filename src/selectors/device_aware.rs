@@ -1,6 +1,7 @@
 use crate::device::DeviceKind;
 use crate::error::Error;
-use crate::selector::{Choice, Context, Selector, Slot};
+use crate::context::{Context, Minimum, Slot};
+use crate::selector::{Choice, Selector};
 use crate::selectors::{Builtin, Configure};
 
 /// Balances requests between CPU and accelerator workers, and sends a request
@@ -97,57 +98,21 @@ impl Default for DeviceAware {
 struct Group<'a> {
     count: u32,
     total: u64,
-    min: u32,
-    ties: u32,
-    first: Option<Slot<'a>>,
+    least: Minimum<'a>,
 }
 
 impl<'a> Group<'a> {
     const EMPTY: Self = Self {
         count: 0,
         total: 0,
-        min: u32::MAX,
-        ties: 0,
-        first: None,
+        least: Minimum::NONE,
     };
 
     #[inline(always)]
     fn add(&mut self, slot: Slot<'a>, load: u32) {
         self.count += 1;
         self.total += u64::from(load);
-        if self.count == 1 || load < self.min {
-            self.min = load;
-            self.ties = 1;
-            self.first = Some(slot);
-        } else if load == self.min {
-            self.ties += 1;
-        }
-    }
-
-    /// A uniformly drawn member at the minimum (none if the group is empty):
-    /// one draw when there is a tie and a second pass to find it. If the drawn
-    /// tie moved meanwhile, the first minimum seen (the booking's
-    /// compare-and-swap settles it).
-    #[inline]
-    fn pick(
-        &self,
-        cx: &mut Context<'a>,
-        member: impl Fn(&Context<'a>, Slot<'a>) -> bool,
-    ) -> Option<Slot<'a>> {
-        if self.ties <= 1 {
-            return self.first;
-        }
-        let mut k = cx.rng().below(self.ties);
-        for i in 0..cx.len() {
-            let Some(slot) = cx.candidate(i) else { break };
-            if member(cx, slot) && cx.load(slot) == self.min {
-                if k == 0 {
-                    return Some(slot);
-                }
-                k -= 1;
-            }
-        }
-        self.first
+        self.least.add(slot, load);
     }
 }
 
@@ -163,7 +128,7 @@ impl Selector for DeviceAware {
 
     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
         let needed = cx.request().get_cache_hits().map_or(0, |h| h.needed());
-        let mut full = Group::EMPTY;
+        let mut full = Minimum::NONE;
         let mut cpu = Group::EMPTY;
         let mut acc = Group::EMPTY;
         for i in 0..cx.len() {
@@ -177,7 +142,7 @@ impl Selector for DeviceAware {
                 DeviceKind::Accelerator => acc.add(slot, load),
             }
         }
-        if let Some(slot) = full.pick(cx, |cx, s| full_hit(cx, s, needed)) {
+        if let Some(slot) = full.draw(cx, |cx, s| full_hit(cx, s, needed)) {
             return Some(Choice::uncharged(slot));
         }
         let kind = if acc.count == 0 {
@@ -197,8 +162,8 @@ impl Selector for DeviceAware {
             DeviceKind::Cpu => cpu,
             DeviceKind::Accelerator => acc,
         };
-        let slot = group.pick(cx, |cx, s| cx.info(s).device_kind() == kind)?;
-        Some(Choice::validated(slot, group.min))
+        let slot = group.least.draw(cx, |cx, s| cx.info(s).device_kind() == kind)?;
+        Some(Choice::validated(slot, group.least.min))
     }
 
     #[inline(always)]

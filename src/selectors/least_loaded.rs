@@ -1,4 +1,5 @@
-use crate::selector::{Choice, Context, Selector};
+use crate::context::Context;
+use crate::selector::{Choice, Selector};
 use crate::selectors::{Builtin, Configure};
 
 /// The minimum in-flight load over all candidates, ties broken uniformly at

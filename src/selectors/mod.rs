@@ -10,6 +10,10 @@
 use crate::error::Error;
 use crate::selector::Selector;
 
+/// Device-aware's per-request input: the cache hits a [`Context`](crate::Context)
+/// reports per candidate.
+pub(crate) mod cache_hits;
+
 /// Calls `$then!` with `($($args)*)` and then the list of built-in modes, one
 /// entry each: its doc line, its type and module, its canonical name, then the
 /// other spellings `Mode`'s `FromStr` accepts (all in canonical form: lower

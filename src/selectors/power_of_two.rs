@@ -1,4 +1,5 @@
-use crate::selector::{Choice, Context, Selector};
+use crate::context::Context;
+use crate::selector::{Choice, Selector};
 use crate::selectors::{Builtin, Configure};
 
 /// Power of two choices: two distinct uniform candidates, the less loaded wins

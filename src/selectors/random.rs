@@ -1,4 +1,5 @@
-use crate::selector::{Choice, Context, Selector};
+use crate::context::Context;
+use crate::selector::{Choice, Selector};
 use crate::selectors::{Builtin, Configure};
 
 /// One uniform draw over the candidates. Reads no load.

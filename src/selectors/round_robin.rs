@@ -1,4 +1,5 @@
-use crate::selector::{Choice, Context, Intent, Selector};
+use crate::context::{Context, Intent};
+use crate::selector::{Choice, Selector};
 use crate::selectors::{Builtin, Configure};
 use crate::sync::CachePadded;
 use crate::sync::atomic::{AtomicUsize, Ordering};

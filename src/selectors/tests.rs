@@ -1,11 +1,14 @@
 //! Each mode's rule, its random draws and its load reads, against a
 //! sequential reference that replays the same draws.
 
+use crate::candidates::Candidates;
+use crate::context::{Context, Intent};
 use crate::eligibility::Eligibility;
 use crate::pool::Pool;
 use crate::request::Request;
+use crate::reservation::Reservation;
 use crate::rng::Rng;
-use crate::selector::{Candidates, Choice, Context, Intent, Selector};
+use crate::selector::{Choice, Selector};
 use crate::selectors::{LeastLoaded, PowerOfTwo, Random, RoundRobin};
 
 /// Runs one `choose` on `pool`'s current set; returns the chosen worker and
@@ -257,7 +260,16 @@ fn a_pick_from_an_old_snapshot_charges_the_worker_it_names() {
     pool.remove(&1).unwrap();
     pool.insert(3).unwrap(); // must not take worker 1's slot while `old` lives
     let req = Request::new();
-    let r = crate::pick::reserve(&pool, &old, &mut Rng::with_seed(1), &req, &RoundRobin::new()).unwrap();
+    let keep = |booked| Reservation::new(&pool, booked);
+    let r = crate::booking::reserve(
+        &pool,
+        &old,
+        &mut Rng::with_seed(1),
+        &req,
+        &RoundRobin::new(),
+        keep,
+    )
+    .unwrap();
     assert_eq!(*r.worker(), 1);
     assert_eq!(pool.in_flight(&1), Some(1));
     assert_eq!(pool.in_flight(&3), Some(0));

@@ -1,6 +1,7 @@
 use super::{BoxError, Upstreams};
+use crate::error::Error;
+use crate::pool::Pool;
 use crate::sync::{Mutex, Published, lock};
-use crate::{Error, Pool};
 use core::future::Future;
 use core::hash::Hash;
 use core::pin::Pin;

@@ -1,5 +1,9 @@
 use super::{BoxError, Completion, OnResponse, Upstreams};
-use crate::{Error, OwnedHandle, OwnedReservation, Pool, Selector};
+use crate::error::Error;
+use crate::owned::handle::OwnedHandle;
+use crate::owned::reservation::OwnedReservation;
+use crate::pool::Pool;
+use crate::selector::Selector;
 use core::future::Future;
 use core::hash::Hash;
 use core::pin::Pin;

@@ -1,12 +1,17 @@
-//! The one pick path every entry point shares: build the context, ask the
-//! selector, check its answer, and book the load with a validated
-//! compare-and-swap.
+//! Booking: the one pick path every entry point shares. It builds the
+//! context, asks the selector, checks its answer, and books the load with a
+//! validated compare-and-swap; the storage's booking goes to a wrapper the
+//! caller passes down, which makes its kind of reservation of it.
 
-use crate::reservation::{add_load, key_of};
-use crate::selector::{Candidates, Choice, Context, Intent};
+use crate::candidates::Candidates;
+use crate::context::{Context, Intent};
+use crate::error::Error;
+use crate::pool::Pool;
+use crate::request::Request;
+use crate::rng::Rng;
+use crate::selector::{Choice, Selector};
 use crate::snapshot::Snapshot;
-use crate::sync::atomic::Ordering;
-use crate::{Error, Pool, Request, Reservation, Rng, Selector};
+use crate::storage::{Booked, Missed};
 
 /// How many times a reservation asks the selector again after losing a
 /// compare-and-swap. When the bound is hit it books the last choice without
@@ -86,16 +91,19 @@ pub(crate) fn choose<W, S: Selector + ?Sized>(
     devirtualize!(selector, |s| choose_as(pool, snap, rng, request, s, intent))
 }
 
-/// A pick that books `request.weight` on the chosen worker.
+/// A pick that books `request.weight` on the chosen worker, and hands the
+/// booking to `keep` (which wraps it in the caller's kind of reservation:
+/// built in place, it costs nothing over returning that reservation).
 #[inline(always)]
-pub(crate) fn reserve<'p, W, S: Selector + ?Sized>(
-    pool: &'p Pool<W>,
+pub(crate) fn reserve<W, S: Selector + ?Sized, R>(
+    pool: &Pool<W>,
     snap: &Snapshot<W>,
     rng: &mut Rng,
     request: &Request<'_>,
     selector: &S,
-) -> Result<Reservation<'p, W>, Error> {
-    devirtualize!(selector, |s| reserve_as(pool, snap, rng, request, s))
+    keep: impl FnOnce(Booked<W>) -> R,
+) -> Result<R, Error> {
+    devirtualize!(selector, |s| reserve_as(pool, snap, rng, request, s, keep))
 }
 
 #[inline(always)]
@@ -113,15 +121,17 @@ fn choose_as<W, S: Selector + ?Sized>(
 
 /// A pick that books `request.weight` on the chosen worker.
 #[inline(always)]
-fn reserve_as<'p, W, S: Selector + ?Sized>(
-    pool: &'p Pool<W>,
+fn reserve_as<W, S: Selector + ?Sized, R>(
+    pool: &Pool<W>,
     snap: &Snapshot<W>,
     rng: &mut Rng,
     request: &Request<'_>,
     selector: &S,
-) -> Result<Reservation<'p, W>, Error> {
+    keep: impl FnOnce(Booked<W>) -> R,
+) -> Result<R, Error> {
     let mut cx = context(pool, snap, rng, request, Intent::Reserve)?;
     let weight = request.weight;
+    let slots = &pool.slots;
     let mut last = 0;
     for _ in 0..MAX_ATTEMPTS {
         let choice = ask(selector, &mut cx)?;
@@ -129,49 +139,55 @@ fn reserve_as<'p, W, S: Selector + ?Sized>(
         // Before the compare-and-swap, whose fence would otherwise hold the
         // key's dependent loads back until it completes: the router's next step
         // is to read the worker, and so the loads overlap the booking.
-        // SAFETY: `snap` names `slot`; the reservation made from it keeps it.
-        let key = unsafe { key_of(pool, slot) };
+        // SAFETY: `snap` names `slot` (the context hands out only its
+        // candidates), and the booking made below keeps it once `snap` is gone.
+        let key = unsafe { slots.keys.ptr(slot) };
         if !choice.charge || weight == 0 {
-            return Ok(Reservation::pinned(pool, slot, key));
+            return Ok(keep(slots.pin(slot, key)));
         }
-        let counter = pool.slots.counters.get(slot);
-        // Relaxed bookings: the count itself is the only datum. Slot reuse is
-        // ordered by the snapshot we hold (see `writer::reclaim`).
         match choice.seen {
-            None => {
-                add_load(counter, weight)?;
-                return Ok(Reservation::charged(pool, slot, key, weight));
-            }
-            Some(seen) => {
-                let Some(booked) = seen.checked_add(weight) else {
-                    return Err(Error::LoadOverflow);
-                };
-                if counter
-                    .compare_exchange(seen, booked, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    return Ok(Reservation::charged(pool, slot, key, weight));
-                }
-            }
+            None => return Ok(keep(slots.charge(slot, key, weight)?)),
+            Some(seen) => match slots.charge_if(slot, key, seen, weight) {
+                Ok(booked) => return Ok(keep(booked)),
+                Err(Missed::Overflow) => return Err(Error::LoadOverflow),
+                Err(Missed::Moved) => {}
+            },
         }
         last = slot;
     }
-    add_load(pool.slots.counters.get(last), weight)?;
+    // SAFETY: `snap` names `last`; the booking made here keeps it.
+    let key = unsafe { slots.keys.ptr(last) };
+    let booked = slots.charge(last, key, weight)?;
     pool.note_fallback();
-    // SAFETY: `snap` names `last`; the booking just made keeps it.
-    let key = unsafe { key_of(pool, last) };
-    Ok(Reservation::charged(pool, last, key, weight))
+    Ok(keep(booked))
 }
 
 /// Books `weight` on a worker named by the caller.
-pub(crate) fn reserve_worker<'p, W: Eq + core::hash::Hash>(
-    pool: &'p Pool<W>,
+pub(crate) fn reserve_worker<W: Eq + core::hash::Hash>(
+    pool: &Pool<W>,
     snap: &Snapshot<W>,
     worker: &W,
     weight: u32,
-) -> Result<Reservation<'p, W>, Error> {
+) -> Result<Booked<W>, Error> {
     let Some(&slot) = snap.index.get(worker) else {
         return Err(Error::UnknownWorker);
     };
-    Reservation::book(pool, slot, weight)
+    book(pool, snap, slot, weight)
+}
+
+/// Books `weight` (or a pin, for `0`) on `slot`, a member of `snap`, a
+/// snapshot of `pool`.
+pub(crate) fn book<W>(
+    pool: &Pool<W>,
+    snap: &Snapshot<W>,
+    slot: u32,
+    weight: u32,
+) -> Result<Booked<W>, Error> {
+    if !snap.view.is_member(slot) {
+        return Err(Error::UnknownWorker);
+    }
+    // SAFETY: `snap` names `slot`; the booking made from it keeps it once
+    // `snap` is gone.
+    let key = unsafe { pool.slots.keys.ptr(slot) };
+    pool.slots.book(slot, key, weight)
 }

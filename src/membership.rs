@@ -9,10 +9,10 @@
 //! therefore leaves the pool exactly as it was, and the writer lock can be
 //! recovered from poisoning.
 
-use crate::Error;
 use crate::device::WorkerInfo;
-use crate::slots::Slots;
+use crate::error::Error;
 use crate::snapshot::{Liveness, Member, Snapshot};
+use crate::storage::Slots;
 use crate::sync::atomic::Ordering;
 use crate::sync::{Arc, Published};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -369,7 +369,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         let before = self.retired.len();
         self.retired.retain(|(_, r)| {
             let slot = r.member.slot;
-            // Acquire pairs with the Release decrement in `Reservation::drop`:
+            // Acquire pairs with the Release decrement in `Slots::release`:
             // the guard's last read of the key happens-before we clear it.
             let quiet = r.removed_at <= oldest
                 && slots.counters.get(slot).load(Ordering::Acquire) == 0

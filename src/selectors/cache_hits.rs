@@ -1,5 +1,6 @@
+use crate::error::Error;
+use crate::pool::Pool;
 use crate::snapshot::{SetView, Snapshot};
-use crate::{Error, Pool};
 use std::hash::Hash;
 
 /// Per-request cache-hit inputs for the device-aware mode: how many of the

@@ -1,67 +1,11 @@
-//! Storage that outlives every reservation: per-slot in-flight counters, the
-//! worker key that owns each slot, and a pin count for uncharged guards.
-//!
-//! The counters are one contiguous array sized for the pool's worker limit,
-//! allocated zeroed up front (untouched pages cost no memory on Linux) and
-//! never moved or freed while the pool lives. Growing the set therefore never
-//! moves a counter and cannot lose a decrement (the growth hazard of
-//! [`docs::design`](crate::docs::design)), reservations reach their counter with one index, and the least-loaded scan
-//! reads one packed slice. Keys are kept in chunks allocated as the set grows.
-//! Slots are *reused*, never freed; when a slot may be reused is decided by the
-//! writer (see `writer::reclaim`).
+//! Which worker owns each slot, and the pins of uncharged reservations: kept
+//! in chunks allocated as the set grows, published with a Release store that
+//! readers Acquire, and never moved or freed while the pool lives.
 
-use crate::snapshot::padded;
+use super::counters::unreachable_slot;
 use crate::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
-use crate::sync::{AtomicArray, KEY_CHUNK as CHUNK, UnsafeCell};
-use core::ptr;
-
-/// The default limit on worker slots in one pool: live workers plus removed
-/// workers whose reservations are still alive. [`Pool::with_max_workers`]
-/// sets another.
-///
-/// [`Pool::with_max_workers`]: crate::Pool::with_max_workers
-pub const DEFAULT_MAX_WORKERS: usize = 1 << 16;
-
-/// The largest limit a pool accepts.
-pub const MAX_WORKERS_LIMIT: usize = 1 << 26;
-
-/// The in-flight counters: one packed, cache-line-aligned array.
-pub(crate) struct Counters {
-    cells: AtomicArray,
-}
-
-impl Counters {
-    /// Counters for slots `0..len`, all zero.
-    pub(crate) fn new(len: usize) -> Self {
-        Self {
-            cells: AtomicArray::new(len),
-        }
-    }
-
-    /// The counters of slots `0..end` (or fewer, if `end` exceeds the array).
-    #[inline(always)]
-    pub(crate) fn slice(&self, end: usize) -> &[AtomicU32] {
-        let cells = self.cells.as_slice();
-        &cells[..end.min(cells.len())]
-    }
-
-    /// The counter of `slot`. Every slot reachable from a snapshot is in range.
-    #[inline(always)]
-    pub(crate) fn get(&self, slot: u32) -> &AtomicU32 {
-        match self.cells.as_slice().get(slot as usize) {
-            Some(counter) => counter,
-            None => unreachable_slot(),
-        }
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn unreachable_slot() -> ! {
-    // Only reachable through a bug in this crate: every slot handed to a reader
-    // comes from a snapshot published after its storage existed.
-    panic!("workerpick: slot outside allocated storage (internal bug)")
-}
+use crate::sync::{KEY_CHUNK as CHUNK, UnsafeCell};
+use core::ptr::{self, NonNull};
 
 /// Keys and pins for one chunk of slots.
 struct KeyChunk<W> {
@@ -75,7 +19,7 @@ pub(crate) struct Keys<W> {
 }
 
 impl<W> Keys<W> {
-    fn new(max: usize) -> Self {
+    pub(super) fn new(max: usize) -> Self {
         Self {
             chunks: (0..max.div_ceil(CHUNK))
                 .map(|_| AtomicPtr::new(ptr::null_mut()))
@@ -100,7 +44,8 @@ impl<W> Keys<W> {
         }
     }
 
-    fn grow(&self, i: usize) {
+    /// Allocates chunk `i` if it is not yet. Writers only.
+    pub(super) fn grow(&self, i: usize) {
         if self.chunks[i].load(Ordering::Acquire).is_null() {
             let chunk = Box::new(KeyChunk {
                 keys: (0..CHUNK).map(|_| UnsafeCell::new(None)).collect(),
@@ -111,7 +56,7 @@ impl<W> Keys<W> {
         }
     }
 
-    /// The worker that owns `slot`.
+    /// Where the key of the worker that owns `slot` lives.
     ///
     /// # Safety
     /// The caller must hold something that keeps `slot` from being reassigned:
@@ -120,13 +65,13 @@ impl<W> Keys<W> {
     /// Either one happens-after the writer's `set` through the snapshot's
     /// publication, and blocks the next `set` until it is gone.
     #[inline(always)]
-    pub(crate) unsafe fn get(&self, slot: u32) -> &W {
+    pub(crate) unsafe fn ptr(&self, slot: u32) -> KeyPtr<W> {
         let cell = &self.chunk(slot).keys[slot as usize % CHUNK];
         // SAFETY: per this function's contract no writer touches the cell while
-        // the returned reference lives, and the cell was set before the slot was
+        // the caller holds the slot, and the cell was set before the slot was
         // published.
         cell.with(|p| match unsafe { &*p } {
-            Some(w) => w,
+            Some(w) => KeyPtr(NonNull::from(w)),
             None => unreachable_slot(),
         })
     }
@@ -135,7 +80,7 @@ impl<W> Keys<W> {
     ///
     /// # Safety
     /// Writers only, serialised, and only while no reader can reach `slot`:
-    /// it is fresh, or `writer::reclaim` has shown that no snapshot naming it
+    /// it is fresh, or `membership::Writer::reclaim` has shown that no snapshot naming it
     /// is alive and that its counter and pins are zero.
     pub(crate) unsafe fn set(&self, slot: u32, key: Option<W>) {
         let cell = &self.chunk(slot).keys[slot as usize % CHUNK];
@@ -171,32 +116,35 @@ unsafe impl<W: Send + Sync> Sync for Keys<W> {}
 // SAFETY: as above; the table owns its `W`s.
 unsafe impl<W: Send + Sync> Send for Keys<W> {}
 
-/// Counter and key storage for a pool.
-pub(crate) struct Slots<W> {
-    pub(crate) counters: Counters,
-    pub(crate) keys: Keys<W>,
-    max: usize,
-}
+/// Where a slot's key lives: a `&W` into the key table without its borrow, so
+/// that a reservation reads its worker back with one load.
+pub(crate) struct KeyPtr<W>(NonNull<W>);
 
-impl<W> Slots<W> {
-    /// Storage for up to `max` slots (`1..=MAX_WORKERS_LIMIT`, checked by the pool).
-    pub(crate) fn new(max: usize) -> Self {
-        Self {
-            counters: Counters::new(padded(max)),
-            keys: Keys::new(max),
-            max,
-        }
-    }
-
-    /// The most slots this storage holds.
-    pub(crate) fn max(&self) -> usize {
-        self.max
-    }
-
-    /// Allocates key storage up to (not including) slot `end`. Writers only.
-    pub(crate) fn ensure(&self, end: usize) {
-        for i in 0..end.div_ceil(CHUNK) {
-            self.keys.grow(i);
-        }
+impl<W> Clone for KeyPtr<W> {
+    fn clone(&self) -> Self {
+        *self
     }
 }
+
+impl<W> Copy for KeyPtr<W> {}
+
+impl<W> KeyPtr<W> {
+    /// The key.
+    ///
+    /// # Safety
+    /// The key table this came from must be alive (its pool borrowed or kept
+    /// alive by the caller), and a booking on the slot must keep it from being
+    /// reassigned for as long as the returned borrow lives.
+    #[inline(always)]
+    pub(crate) unsafe fn get(&self) -> &W {
+        // SAFETY: per this function's contract the cell is alive and holds
+        // this key, and no writer touches it meanwhile.
+        unsafe { self.0.as_ref() }
+    }
+}
+
+// SAFETY: a `KeyPtr` stands for a `&W` (it is only read, through `get`), which
+// may cross or be shared between threads exactly when `W: Sync`.
+unsafe impl<W: Sync> Send for KeyPtr<W> {}
+// SAFETY: as above.
+unsafe impl<W: Sync> Sync for KeyPtr<W> {}

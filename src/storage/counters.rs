@@ -1,0 +1,64 @@
+//! The in-flight counters: one packed `u32` per slot, the array the
+//! least-loaded scan reads, and the arithmetic every booking uses on them.
+
+use crate::error::Error;
+use crate::sync::AtomicArray;
+use crate::sync::atomic::{AtomicU32, Ordering};
+
+/// The in-flight counters: one packed, cache-line-aligned array.
+pub(crate) struct Counters {
+    cells: AtomicArray,
+}
+
+impl Counters {
+    /// Counters for slots `0..len`, all zero.
+    pub(crate) fn new(len: usize) -> Self {
+        Self {
+            cells: AtomicArray::new(len),
+        }
+    }
+
+    /// The counters of slots `0..end` (or fewer, if `end` exceeds the array).
+    #[inline(always)]
+    pub(crate) fn slice(&self, end: usize) -> &[AtomicU32] {
+        self.cells.prefix(end)
+    }
+
+    /// The counter of `slot`. Every slot reachable from a snapshot is in range.
+    #[inline(always)]
+    pub(crate) fn get(&self, slot: u32) -> &AtomicU32 {
+        match self.cells.get(slot as usize) {
+            Some(counter) => counter,
+            None => unreachable_slot(),
+        }
+    }
+}
+
+/// Adds `weight` to `counter` unless the load would pass `u32::MAX`.
+///
+/// Not a `fetch_add`: a count that wrapped would read as a small load, or as
+/// zero, and the writer could then reuse the slot under live reservations.
+/// Lock-free rather than bounded: an exchange fails only because another
+/// booking or release on this counter landed in between.
+#[inline(always)]
+pub(crate) fn add_load(counter: &AtomicU32, weight: u32) -> Result<(), Error> {
+    // Relaxed: the count itself is the only datum (see `booking::reserve`).
+    let mut seen = counter.load(Ordering::Relaxed);
+    loop {
+        let Some(booked) = seen.checked_add(weight) else {
+            return Err(Error::LoadOverflow);
+        };
+        match counter.compare_exchange_weak(seen, booked, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return Ok(()),
+            Err(now) => seen = now,
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+pub(super) fn unreachable_slot() -> ! {
+    // Only reachable through a bug in this crate: every slot handed to a reader
+    // comes from a snapshot published after its storage existed.
+    panic!("workerpick: slot outside allocated storage (internal bug)")
+}

@@ -1,0 +1,165 @@
+//! Storage that outlives every reservation: per-slot in-flight counters
+//! ([`counters`]), the worker key that owns each slot and a pin count for
+//! uncharged reservations ([`keys`]), and the bookings made on them.
+//!
+//! The counters are one contiguous array sized for the pool's worker limit,
+//! allocated zeroed up front (untouched pages cost no memory on Linux) and
+//! never moved or freed while the pool lives. Growing the set therefore never
+//! moves a counter and cannot lose a decrement (the growth hazard of
+//! [`docs::design`](crate::docs::design)), reservations reach their counter
+//! with one index, and the least-loaded scan reads one packed slice. Keys are
+//! kept in chunks allocated as the set grows. Slots are *reused*, never freed;
+//! when a slot may be reused is decided by the writer (see
+//! `membership::Writer::reclaim`).
+
+pub(crate) mod counters;
+pub(crate) mod keys;
+
+use crate::error::Error;
+use crate::snapshot::padded;
+use crate::sync::KEY_CHUNK;
+use crate::sync::atomic::Ordering;
+use counters::{Counters, add_load};
+use keys::{KeyPtr, Keys};
+
+/// The default limit on worker slots in one pool: live workers plus removed
+/// workers whose reservations are still alive. [`Pool::with_max_workers`]
+/// sets another.
+///
+/// [`Pool::with_max_workers`]: crate::Pool::with_max_workers
+pub const DEFAULT_MAX_WORKERS: usize = 1 << 16;
+
+/// The largest limit a pool accepts.
+pub const MAX_WORKERS_LIMIT: usize = 1 << 26;
+
+/// Counter and key storage for a pool.
+pub(crate) struct Slots<W> {
+    pub(crate) counters: Counters,
+    pub(crate) keys: Keys<W>,
+    max: usize,
+}
+
+impl<W> Slots<W> {
+    /// Storage for up to `max` slots (`1..=MAX_WORKERS_LIMIT`, checked by the pool).
+    pub(crate) fn new(max: usize) -> Self {
+        Self {
+            counters: Counters::new(padded(max)),
+            keys: Keys::new(max),
+            max,
+        }
+    }
+
+    /// The most slots this storage holds.
+    pub(crate) fn max(&self) -> usize {
+        self.max
+    }
+
+    /// Allocates key storage up to (not including) slot `end`. Writers only.
+    pub(crate) fn ensure(&self, end: usize) {
+        for i in 0..end.div_ceil(KEY_CHUNK) {
+            self.keys.grow(i);
+        }
+    }
+
+    /// Books `weight` on `slot`, whose key is `key`: a pin for `0`.
+    #[inline(always)]
+    pub(crate) fn book(&self, slot: u32, key: KeyPtr<W>, weight: u32) -> Result<Booked<W>, Error> {
+        if weight == 0 {
+            return Ok(self.pin(slot, key));
+        }
+        self.charge(slot, key, weight)
+    }
+
+    /// An uncharged booking on `slot`: a pin, so the slot is not reused
+    /// while it lives.
+    #[inline(always)]
+    pub(crate) fn pin(&self, slot: u32, key: KeyPtr<W>) -> Booked<W> {
+        // Relaxed: taken while the caller holds a snapshot naming `slot`, which
+        // orders it before any reuse check (see `membership::Writer::reclaim`).
+        self.keys.pins(slot).fetch_add(1, Ordering::Relaxed);
+        Booked { key, slot, weight: 0 }
+    }
+
+    /// Books `weight > 0` on `slot`, whatever its load.
+    #[inline(always)]
+    pub(crate) fn charge(&self, slot: u32, key: KeyPtr<W>, weight: u32) -> Result<Booked<W>, Error> {
+        add_load(self.counters.get(slot), weight)?;
+        Ok(Booked { key, slot, weight })
+    }
+
+    /// Books `weight > 0` on `slot` if its load is still `seen`.
+    #[inline(always)]
+    pub(crate) fn charge_if(
+        &self,
+        slot: u32,
+        key: KeyPtr<W>,
+        seen: u32,
+        weight: u32,
+    ) -> Result<Booked<W>, Missed> {
+        let Some(booked) = seen.checked_add(weight) else {
+            return Err(Missed::Overflow);
+        };
+        // Relaxed bookings: the count itself is the only datum. Slot reuse is
+        // ordered by the snapshot the caller holds.
+        let counter = self.counters.get(slot);
+        match counter.compare_exchange(seen, booked, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => Ok(Booked { key, slot, weight }),
+            Err(_) => Err(Missed::Moved),
+        }
+    }
+
+    /// Gives `booked` back. Its owner calls this exactly once per booking.
+    #[inline(always)]
+    pub(crate) fn release(&self, booked: &Booked<W>) {
+        // Release pairs with the Acquire loads in `membership::Writer::reclaim`:
+        // the owner's reads of the key happen-before the slot is handed to
+        // another worker.
+        if booked.weight == 0 {
+            self.keys.pins(booked.slot).fetch_sub(1, Ordering::Release);
+        } else {
+            let before = self
+                .counters
+                .get(booked.slot)
+                .fetch_sub(booked.weight, Ordering::Release);
+            debug_assert!(before >= booked.weight, "workerpick: in-flight count underflow");
+        }
+    }
+}
+
+/// Why [`Slots::charge_if`] booked nothing.
+pub(crate) enum Missed {
+    /// The load is no longer the one seen: another booking or release landed.
+    Moved,
+    /// The load would pass `u32::MAX`.
+    Overflow,
+}
+
+/// One booking on one slot: `weight` on its counter, or a pin for weight 0,
+/// and where the slot's key lives. Made only by [`Slots`] once the booking has
+/// landed; its owner (a reservation) gives it back with [`Slots::release`],
+/// once, and reads the key only while it holds it.
+pub(crate) struct Booked<W> {
+    key: KeyPtr<W>,
+    slot: u32,
+    weight: u32,
+}
+
+impl<W> Booked<W> {
+    /// The booked slot.
+    #[inline(always)]
+    pub(crate) fn slot(&self) -> u32 {
+        self.slot
+    }
+
+    /// The load booked; `0` for a pin.
+    #[inline(always)]
+    pub(crate) fn weight(&self) -> u32 {
+        self.weight
+    }
+
+    /// Where the booked worker's key lives.
+    #[inline(always)]
+    pub(crate) fn key(&self) -> &KeyPtr<W> {
+        &self.key
+    }
+}

@@ -1,0 +1,247 @@
+//! The source layout's rules, checked on the source text: modules import from
+//! the module that defines a name (not through the crate root's re-exports),
+//! file-level imports form no circle, and `unsafe` stays in the files that
+//! hold the storage and the scan kernels, plus the few listed here with why.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Every `.rs` file under `src/`, by path relative to `src/`, without its
+/// unit tests (`tests.rs` files, and what follows `#[cfg(test)] mod tests`).
+fn sources() -> BTreeMap<String, String> {
+    fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<String, String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, root, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let name = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                if name.ends_with("tests.rs") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                let code = match text.find("#[cfg(test)]\nmod tests") {
+                    Some(at) => text[..at].to_string(),
+                    None => text,
+                };
+                out.insert(name, code);
+            }
+        }
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out = BTreeMap::new();
+    walk(&root, &root, &mut out);
+    out
+}
+
+/// The code lines of `text`: no comments, no doc lines.
+fn code_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().filter(|l| !l.trim_start().starts_with("//"))
+}
+
+/// The module path (`["owned", "handle"]`) of a file (`owned/handle.rs`).
+fn module_of(file: &str) -> Vec<String> {
+    let mut parts: Vec<String> = file
+        .trim_end_matches(".rs")
+        .split('/')
+        .map(String::from)
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
+        parts.pop();
+    }
+    parts
+}
+
+/// The file that defines the longest prefix of `path` (module segments).
+fn file_of(path: &[String], files: &BTreeMap<String, String>) -> Option<String> {
+    (1..=path.len()).rev().find_map(|n| {
+        let stem = path[..n].join("/");
+        [format!("{stem}.rs"), format!("{stem}/mod.rs")]
+            .into_iter()
+            .find(|f| files.contains_key(f))
+    })
+}
+
+/// The lower-case (module) segments that `rest` starts with:
+/// `storage::keys::KeyPtr` gives `storage`, `keys`.
+fn segments(rest: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = rest;
+    loop {
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let ident = &rest[..end];
+        if ident.is_empty() || !ident.starts_with(|c: char| c.is_ascii_lowercase()) {
+            return out;
+        }
+        out.push(ident.to_string());
+        match rest[end..].strip_prefix("::") {
+            Some(next) => rest = next,
+            None => return out,
+        }
+    }
+}
+
+/// The crate root's re-exports: each name with the module path it comes from.
+fn reexports(lib: &str) -> BTreeMap<String, Vec<String>> {
+    let mut out = BTreeMap::new();
+    for line in code_lines(lib) {
+        let Some(rest) = line.strip_prefix("pub use ") else {
+            continue;
+        };
+        let path = segments(rest);
+        let tail = &rest[path.iter().map(|p| p.len() + 2).sum::<usize>()..];
+        let names = tail
+            .trim_start_matches('{')
+            .trim_end_matches(';')
+            .trim_end_matches('}');
+        for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            out.insert(name.to_string(), path.clone());
+        }
+    }
+    out
+}
+
+/// File-level import edges: `file -> files it names through `crate::` or
+/// `super::`; a name taken from the crate root counts as an edge to the
+/// module it is re-exported from.
+fn edges(files: &BTreeMap<String, String>) -> BTreeMap<String, BTreeSet<String>> {
+    let reexported = reexports(&files["lib.rs"]);
+    let mut graph = BTreeMap::new();
+    for (file, text) in files {
+        let module = module_of(file);
+        let mut to = BTreeSet::new();
+        for line in code_lines(text) {
+            for (at, _) in line.match_indices("crate::") {
+                let rest = &line[at + "crate::".len()..];
+                let mut paths = vec![segments(rest)];
+                if paths[0].is_empty() {
+                    let names = rest.trim_start_matches('{');
+                    let names = &names[..names.find(['}', ';', '(', ':']).unwrap_or(names.len())];
+                    paths = names
+                        .split(',')
+                        .filter_map(|n| reexported.get(n.trim()).cloned())
+                        .collect();
+                }
+                for path in paths {
+                    if let Some(target) = file_of(&path, files) {
+                        to.insert(target);
+                    }
+                }
+            }
+            for (at, _) in line.match_indices("super::") {
+                let mut path = module[..module.len().saturating_sub(1)].to_vec();
+                path.extend(segments(&line[at + "super::".len()..]));
+                if let Some(target) = file_of(&path, files) {
+                    to.insert(target);
+                }
+            }
+        }
+        to.remove(file);
+        to.remove("lib.rs");
+        graph.insert(file.clone(), to);
+    }
+    graph
+}
+
+#[test]
+fn modules_import_from_the_defining_module() {
+    let mut hub = Vec::new();
+    for (file, text) in sources() {
+        if file == "lib.rs" {
+            continue;
+        }
+        for line in code_lines(&text) {
+            for (at, _) in line.match_indices("crate::") {
+                let next = line[at + "crate::".len()..].chars().next();
+                if next.is_some_and(|c| c == '{' || c.is_ascii_uppercase()) {
+                    hub.push(format!("{file}: {}", line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        hub.is_empty(),
+        "imports through the crate root's re-exports:\n{}",
+        hub.join("\n")
+    );
+}
+
+#[test]
+fn file_imports_form_no_circle() {
+    let files = sources();
+    let mut graph = edges(&files);
+    // The one loop the design needs: the hidden `Selector::builtin` hook
+    // returns the enum of built-in selectors, which implement `Selector`.
+    graph.get_mut("selector.rs").unwrap().remove("selectors/mod.rs");
+    // Depth-first search for a back edge; report the circle it closes.
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| p == node) {
+            let mut circle = path[at..].to_vec();
+            circle.push(node.to_string());
+            return Some(circle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_string());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(circle) = visit(next, graph, path, done) {
+                return Some(circle);
+            }
+        }
+        path.pop();
+        done.insert(node.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    for node in graph.keys() {
+        if let Some(circle) = visit(node, &graph, &mut Vec::new(), &mut done) {
+            panic!("import circle: {}", circle.join(" -> "));
+        }
+    }
+}
+
+#[test]
+fn unsafe_stays_in_the_storage_and_the_scan() {
+    // Files outside `storage/` and `scan/` that may say `unsafe`, and why.
+    let allowed = [
+        // The counter array's zeroed allocation (and its loom stand-in).
+        "sync.rs",
+        // The per-snapshot cache of translated masks: cells filled once by a
+        // compare-and-swap, freed with the snapshot.
+        "remap.rs",
+        // Assigning and clearing a slot's key: only the writer knows that
+        // nothing can reach the slot (fresh, or shown quiet by `reclaim`).
+        "membership.rs",
+        // Reading a chosen slot's key address before the compare-and-swap:
+        // the pick's snapshot, not the storage, is what keeps the slot.
+        "booking.rs",
+        // Reading the booked key back: the owner (a pool borrow, an anchor)
+        // is what keeps the storage alive.
+        "reservation.rs",
+        "owned/reservation.rs",
+    ];
+    let mut found = Vec::new();
+    for (file, text) in sources() {
+        let unsafe_code = code_lines(&text).any(|l| l.contains("unsafe ") || l.contains("unsafe{"));
+        if unsafe_code && !file.starts_with("storage/") && !file.starts_with("scan/") && file != "lib.rs" {
+            found.push(file);
+        }
+    }
+    let unexpected: Vec<_> = found.iter().filter(|f| !allowed.contains(&f.as_str())).collect();
+    assert!(
+        unexpected.is_empty(),
+        "`unsafe` outside the storage and the scan: {unexpected:?}"
+    );
+}
