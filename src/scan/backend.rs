@@ -1,8 +1,8 @@
-//! The public choice of scan implementation, and which one this CPU gets by default.
+//! The public choice of scan implementation, its names, and the rule that picks
+//! one from what the CPU runs and what the environment asks for (what the CPU
+//! runs is `dispatch`'s).
 
-use super::dispatch;
 use std::ffi::OsStr;
-use std::sync::OnceLock;
 
 /// A scan implementation.
 ///
@@ -32,42 +32,9 @@ pub enum Backend {
 }
 
 /// The environment override read by [`Backend::detect`] (see the module docs).
-const BACKEND_ENV: &str = "WORKERPICK_SCAN";
+pub(super) const BACKEND_ENV: &str = "WORKERPICK_SCAN";
 
 impl Backend {
-    /// The backend to use on this CPU, decided on the first call and cached.
-    ///
-    /// The fastest available backend, unless the environment variable `WORKERPICK_SCAN`
-    /// (read at that first call only) names another available one: `scalar`, `avx2`,
-    /// `avx512` or `neon`; an unknown or unavailable name is ignored (see
-    /// [the module docs](crate::scan#overriding-the-choice-from-the-environment)).
-    /// Always [`Backend::Scalar`] under Miri, under loom, and off x86-64 and aarch64.
-    /// The first call reads the environment, which allocates: a pool makes it when it
-    /// is built, not on a pick.
-    ///
-    /// ```
-    /// use workerpick::scan::Backend;
-    ///
-    /// assert_eq!(Backend::detect(), Backend::detect());
-    /// ```
-    pub fn detect() -> Backend {
-        static DETECTED: OnceLock<Backend> = OnceLock::new();
-        *DETECTED.get_or_init(|| choose(Backend::available(), std::env::var_os(BACKEND_ENV).as_deref()))
-    }
-
-    /// Every backend this CPU can run, [`Backend::Scalar`] first, fastest last.
-    ///
-    /// ```
-    /// use workerpick::scan::Backend;
-    ///
-    /// for backend in Backend::available() {
-    ///     println!("{}", backend.name());
-    /// }
-    /// ```
-    pub fn available() -> &'static [Backend] {
-        dispatch::available()
-    }
-
     /// The lowercase name, as `WORKERPICK_SCAN` accepts it.
     ///
     /// ```

@@ -1,8 +1,44 @@
 //! Which backends this CPU runs, and the jump into a backend's entry function: the
 //! one place that differs between x86-64, aarch64 and the rest.
 
-use super::backend::Backend;
+use super::backend::{BACKEND_ENV, Backend, choose};
 use super::vector::Op;
+use std::sync::OnceLock;
+
+impl Backend {
+    /// The backend to use on this CPU, decided on the first call and cached.
+    ///
+    /// The fastest available backend, unless the environment variable `WORKERPICK_SCAN`
+    /// (read at that first call only) names another available one: `scalar`, `avx2`,
+    /// `avx512` or `neon`; an unknown or unavailable name is ignored (see
+    /// [the module docs](crate::scan#overriding-the-choice-from-the-environment)).
+    /// Always [`Backend::Scalar`] under Miri, under loom, and off x86-64 and aarch64.
+    /// The first call reads the environment, which allocates: a pool makes it when it
+    /// is built, not on a pick.
+    ///
+    /// ```
+    /// use workerpick::scan::Backend;
+    ///
+    /// assert_eq!(Backend::detect(), Backend::detect());
+    /// ```
+    pub fn detect() -> Backend {
+        static DETECTED: OnceLock<Backend> = OnceLock::new();
+        *DETECTED.get_or_init(|| choose(Backend::available(), std::env::var_os(BACKEND_ENV).as_deref()))
+    }
+
+    /// Every backend this CPU can run, [`Backend::Scalar`] first, fastest last.
+    ///
+    /// ```
+    /// use workerpick::scan::Backend;
+    ///
+    /// for backend in Backend::available() {
+    ///     println!("{}", backend.name());
+    /// }
+    /// ```
+    pub fn available() -> &'static [Backend] {
+        available()
+    }
+}
 
 cfg_x86! {
     use super::{avx2, avx512};
