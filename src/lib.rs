@@ -90,7 +90,8 @@ pub use reservation::Reservation;
 pub use rng::Rng;
 pub use selector::{Choice, Selector};
 pub use selectors::cache_hits::CacheHits;
-pub use selectors::{DeviceAware, LeastLoaded, PowerOfTwo, Random, RoundRobin};
+use selectors::reexport;
+selectors::builtins!(reexport);
 pub use storage::{DEFAULT_MAX_WORKERS, MAX_WORKERS_LIMIT};
 
 /// The README's examples, compiled and run as doctests.

@@ -2,7 +2,8 @@
 //!
 //! A new built-in is its own file here (the type, its `Selector` impl, its
 //! `Configure` impl) plus one line in [`builtins!`]. The list feeds every
-//! place that must know all built-ins: the modules and re-exports below, the
+//! place that must know all built-ins: the modules and re-exports below (and
+//! the crate root's, through [`reexport!`]), the
 //! [`Builtin`] dispatch enum, the devirtualising match of the pick path, and
 //! [`Mode`](crate::Mode) with its names, aliases and parameters (and through
 //! it the registry).
@@ -36,6 +37,15 @@ macro_rules! builtins {
     };
 }
 pub(crate) use builtins;
+
+/// The crate root's re-exports of the built-in types (`builtins!(reexport)`
+/// in `lib.rs`), so a new mode is public without a second list.
+macro_rules! reexport {
+    (() $($(#[$doc:meta])* $ty:ident($module:ident) $name:literal $(| $alias:literal)*;)*) => {
+        pub use crate::selectors::{$($ty),*};
+    };
+}
+pub(crate) use reexport;
 
 /// The modules, their re-exports, the [`Builtin`] enum and each type's
 /// canonical name.
