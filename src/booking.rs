@@ -176,16 +176,15 @@ pub(crate) fn reserve_worker<W: Eq + core::hash::Hash>(
 }
 
 /// Books `weight` (or a pin, for `0`) on `slot`, a member of `snap`, a
-/// snapshot of `pool`.
+/// snapshot of `pool` (both callers found it in `snap.index`, which holds only
+/// members).
 pub(crate) fn book<W>(
     pool: &Pool<W>,
     snap: &Snapshot<W>,
     slot: u32,
     weight: u32,
 ) -> Result<Booked<W>, Error> {
-    if !snap.view.is_member(slot) {
-        return Err(Error::UnknownWorker);
-    }
+    debug_assert!(snap.view.is_member(slot), "book: slot {slot} is not a member");
     // SAFETY: `snap` names `slot`; the booking made from it keeps it once
     // `snap` is gone.
     let key = unsafe { pool.slots.keys.ptr(slot) };
