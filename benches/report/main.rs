@@ -745,8 +745,9 @@ const FACTS: [&str; 12] = [
 /// The NEON instruction counts of this run, or why there are none.
 fn neon_table(d: &Data) -> String {
     d.neon.clone().unwrap_or_else(|| {
-        "Not counted in this run: `ci/aarch64-insns.sh` needs the cross tools that \
-         `ci/aarch64.sh` installs (qemu-user, gcc-aarch64-linux-gnu, nightly rust-src)."
+        "Not counted in this run: `ci/aarch64-insns.sh` was skipped or failed (see the \
+         run's log; it needs the cross tools that `ci/aarch64.sh` installs: \
+         gcc-aarch64-linux-gnu, nightly rust-src)."
             .to_string()
     })
 }
