@@ -31,53 +31,47 @@ use std::hint::black_box;
 use std::sync::atomic::AtomicU32;
 use workerpick::scan::{self, Backend, MinTies};
 
-#[inline(never)]
-pub fn scalar_min_ties_all(c: &[AtomicU32]) -> MinTies {
-    scan::min_ties_all(Backend::Scalar, c)
+/// The four scan entry points on one backend, each in a function the
+/// optimiser cannot inline or specialise, named `<module>::<entry>_{all,excl}`.
+macro_rules! probes {
+    ($module:ident, $backend:expr) => {
+        pub mod $module {
+            use super::*;
+            #[inline(never)]
+            pub fn min_ties_all(c: &[AtomicU32]) -> MinTies {
+                scan::min_ties_all($backend, c)
+            }
+            #[inline(never)]
+            pub fn min_ties_excl(c: &[AtomicU32], e: &[u32]) -> MinTies {
+                scan::min_ties($backend, c, e)
+            }
+            #[inline(never)]
+            pub fn nth_tie_all(c: &[AtomicU32], m: u32, k: u32) -> Result<usize, u32> {
+                scan::nth_tie_all($backend, c, m, k)
+            }
+            #[inline(never)]
+            pub fn nth_tie_excl(c: &[AtomicU32], e: &[u32], m: u32, k: u32) -> Result<usize, u32> {
+                scan::nth_tie($backend, c, e, m, k)
+            }
+            pub fn run(c: &[AtomicU32], e: &[u32], m: u32, k: u32) {
+                println!("{:?}", min_ties_all(c));
+                println!("{:?}", min_ties_excl(c, e));
+                println!("{:?}", nth_tie_all(c, m, k));
+                println!("{:?}", nth_tie_excl(c, e, m, k));
+            }
+        }
+    };
 }
-#[inline(never)]
-pub fn scalar_min_ties_excl(c: &[AtomicU32], e: &[u32]) -> MinTies {
-    scan::min_ties(Backend::Scalar, c, e)
-}
-#[inline(never)]
-pub fn scalar_nth_tie_all(c: &[AtomicU32], m: u32, k: u32) -> Result<usize, u32> {
-    scan::nth_tie_all(Backend::Scalar, c, m, k)
-}
-#[inline(never)]
-pub fn scalar_nth_tie_excl(c: &[AtomicU32], e: &[u32], m: u32, k: u32) -> Result<usize, u32> {
-    scan::nth_tie(Backend::Scalar, c, e, m, k)
-}
-
-#[inline(never)]
-pub fn neon_min_ties_all(c: &[AtomicU32]) -> MinTies {
-    scan::min_ties_all(Backend::Neon, c)
-}
-#[inline(never)]
-pub fn neon_min_ties_excl(c: &[AtomicU32], e: &[u32]) -> MinTies {
-    scan::min_ties(Backend::Neon, c, e)
-}
-#[inline(never)]
-pub fn neon_nth_tie_all(c: &[AtomicU32], m: u32, k: u32) -> Result<usize, u32> {
-    scan::nth_tie_all(Backend::Neon, c, m, k)
-}
-#[inline(never)]
-pub fn neon_nth_tie_excl(c: &[AtomicU32], e: &[u32], m: u32, k: u32) -> Result<usize, u32> {
-    scan::nth_tie(Backend::Neon, c, e, m, k)
-}
+probes!(scalar, Backend::Scalar);
+probes!(neon, Backend::Neon);
 
 fn main() {
     let c: Vec<AtomicU32> = (0..1024u32).map(|i| AtomicU32::new(i % 7)).collect();
     let e = vec![0u32; 1024];
     let (c, e) = (black_box(&c[..]), black_box(&e[..]));
     let (m, k) = (black_box(0), black_box(100));
-    println!("{:?}", scalar_min_ties_all(c));
-    println!("{:?}", scalar_min_ties_excl(c, e));
-    println!("{:?}", scalar_nth_tie_all(c, m, k));
-    println!("{:?}", scalar_nth_tie_excl(c, e, m, k));
-    println!("{:?}", neon_min_ties_all(c));
-    println!("{:?}", neon_min_ties_excl(c, e));
-    println!("{:?}", neon_nth_tie_all(c, m, k));
-    println!("{:?}", neon_nth_tie_excl(c, e, m, k));
+    scalar::run(c, e, m, k);
+    neon::run(c, e, m, k);
 }
 EOF
 
@@ -138,8 +132,8 @@ def scalar(fn):
 
 rows = []
 for label, sfn, nfn in [
-    ("minimum + tie count (`min_ties`)", "scalar_min_ties", "neon_min_ties"),
-    ("k-th tie search (`nth_tie`), per lane passed", "scalar_nth_tie", "neon_nth_tie"),
+    ("minimum + tie count (`min_ties`)", "scalar::min_ties", "neon::min_ties"),
+    ("k-th tie search (`nth_tie`), per lane passed", "scalar::nth_tie", "neon::nth_tie"),
 ]:
     cells = []
     for excluded, suffix in [(False, "_all"), (True, "_excl")]:
