@@ -5,9 +5,10 @@
 use crate::candidates::{Candidates, still_eligible};
 use crate::device::WorkerInfo;
 use crate::error::Error;
+use crate::reports::Board;
 use crate::request::Request;
 use crate::rng::Rng;
-use crate::scan::{self, Kernel, Least};
+use crate::scan::{self, Kernel, Least, Source};
 use crate::snapshot::SetView;
 use crate::storage::counters::Counters;
 use crate::sync::atomic::Ordering;
@@ -95,6 +96,7 @@ pub enum Intent {
 pub struct Context<'a> {
     set: &'a SetView,
     counters: &'a Counters,
+    reported: Option<&'a Board>,
     candidates: Candidates<'a>,
     masked: bool,
     rng: &'a mut Rng,
@@ -110,6 +112,7 @@ impl<'a> Context<'a> {
     pub(crate) fn new(
         set: &'a SetView,
         counters: &'a Counters,
+        reported: Option<&'a Board>,
         candidates: Candidates<'a>,
         rng: &'a mut Rng,
         intent: Intent,
@@ -119,6 +122,7 @@ impl<'a> Context<'a> {
         Self {
             set,
             counters,
+            reported,
             candidates,
             masked: request.mask.is_some(),
             rng,
@@ -171,13 +175,34 @@ impl<'a> Context<'a> {
         self.masked
     }
 
-    /// The in-flight load of `slot` now (a relaxed read: it may be stale by the
-    /// time you act on it, which is what [`Choice::validated`](crate::Choice::validated) is for).
+    /// The effective load of `slot` now: its in-flight count in this pool plus
+    /// the load reported for it from outside, saturating (see
+    /// [`Pool::report_load`](crate::Pool::report_load)). A relaxed read: it may be
+    /// stale by the time you act on it, which is what
+    /// [`Choice::validated`](crate::Choice::validated) is for.
     #[inline(always)]
     pub fn load(&self, slot: Slot<'a>) -> u32 {
         #[cfg(test)]
         self.reads.set(self.reads.get() + 1);
+        self.current(slot)
+    }
+
+    /// The in-flight count of `slot` in this pool alone.
+    #[inline(always)]
+    pub fn local_load(&self, slot: Slot<'a>) -> u32 {
         self.counters.get(slot.index).load(Ordering::Relaxed)
+    }
+
+    /// The load reported for `slot` from outside (`0` when none is).
+    #[inline(always)]
+    pub fn reported_load(&self, slot: Slot<'a>) -> u32 {
+        self.reported.map_or(0, |r| r.get(slot.index))
+    }
+
+    /// The board of reported load this pick reads, if the pool has any.
+    #[inline(always)]
+    pub(crate) fn reported(&self) -> Option<&'a Board> {
+        self.reported
     }
 
     /// The attributes of `slot`'s worker.
@@ -223,12 +248,15 @@ impl<'a> Context<'a> {
     #[inline(always)]
     pub fn least_loaded(&mut self) -> Option<(Slot<'a>, u32)> {
         if let Candidates::Fresh { slots, lanes } = self.candidates {
-            let counters = self.counters.slice(lanes.map_or(slots.len(), <[u32]>::len));
+            let end = lanes.map_or(slots.len(), <[u32]>::len);
+            let src = Source::all(self.counters.slice(end))
+                .excluding(lanes)
+                .reported(self.reported.map(|r| r.slice(end)));
             // Counters move under us; when the lanes at the minimum moved
             // between the scan's passes, scan again. A bounded number of times,
             // then the scalar path, which always answers.
             for _ in 0..4 {
-                match scan::least(self.backend, counters, lanes, |m| self.rng.below(m)) {
+                match scan::least_of(self.backend, src, |m| self.rng.below(m)) {
                     Least::Found { index, min } => return Some((Slot::new(index as u32), min)),
                     Least::Empty => return None,
                     Least::Moved => {}
@@ -279,10 +307,14 @@ impl<'a> Context<'a> {
         Some((slot, least.min))
     }
 
-    /// The load of `slot` now, not counted as a selector's read.
+    /// The effective load of `slot` now, not counted as a selector's read.
     #[inline(always)]
     fn current(&self, slot: Slot<'a>) -> u32 {
-        self.counters.get(slot.index).load(Ordering::Relaxed)
+        let local = self.counters.get(slot.index).load(Ordering::Relaxed);
+        match self.reported {
+            None => local,
+            Some(r) => local.saturating_add(r.get(slot.index)),
+        }
     }
 }
 

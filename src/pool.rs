@@ -1,8 +1,9 @@
 use crate::device::WorkerInfo;
 use crate::error::Error;
 use crate::membership::Writer;
+use crate::reports::Reported;
 use crate::scan::{Backend, Kernel};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Snapshot, padded};
 use crate::storage::{DEFAULT_MAX_WORKERS, MAX_WORKERS_LIMIT, Slots};
 use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::sync::{Guard, Mutex, Published, lock};
@@ -43,6 +44,7 @@ pub struct Pool<W> {
     current: Published<Snapshot<W>>,
     writer: Mutex<Writer<W>>,
     pub(crate) backend: Kernel,
+    pub(crate) reported: Reported,
     fallbacks: AtomicU64,
 }
 
@@ -120,12 +122,14 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     fn with_limit(max: usize) -> Self {
         let mut writer = Writer::new();
         let first = writer.initial();
+        let id = next_pool_id();
         Self {
-            id: next_pool_id(),
+            id,
             slots: Slots::new(max),
             current: Published::new(first),
             writer: Mutex::new(writer),
             backend: Kernel::detect(),
+            reported: Reported::new(padded(max), id),
             fallbacks: AtomicU64::new(0),
         }
     }
@@ -159,13 +163,17 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// Adds `worker` with attributes `info`. A worker removed while its
     /// reservations are alive comes back with that load.
     pub fn insert_with(&self, worker: W, info: WorkerInfo) -> Result<(), Error> {
-        lock(&self.writer).insert(worker, info, &self.slots, &self.current)
+        let changed = lock(&self.writer).insert(worker, info, &self.slots, &self.current);
+        self.forget_departed();
+        changed
     }
 
     /// Removes `worker`. Picks that start after this returns never choose it;
     /// its reservations stay valid and its slot is reused after the last one.
     pub fn remove(&self, worker: &W) -> Result<(), Error> {
-        lock(&self.writer).remove(worker, &self.slots, &self.current)
+        let changed = lock(&self.writer).remove(worker, &self.slots, &self.current);
+        self.forget_departed();
+        changed
     }
 
     /// Replaces the whole set with `workers`, in order. Workers that stay
@@ -173,7 +181,9 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// changes nothing.
     pub fn replace(&self, workers: impl IntoIterator<Item = W>) -> Result<(), Error> {
         let workers: Vec<W> = workers.into_iter().collect();
-        lock(&self.writer).replace(workers, &self.slots, &self.current)
+        let changed = lock(&self.writer).replace(workers, &self.slots, &self.current);
+        self.forget_departed();
+        changed
     }
 
     /// Changes `worker`'s attributes (its device kind, its group).

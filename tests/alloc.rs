@@ -15,8 +15,16 @@ fn the_counter_sees_allocations() {
 
 #[test]
 fn the_hot_path_allocates_nothing() {
-    for workers in [1u64, 8, 1024, 5000] {
+    for (workers, reported) in [1u64, 8, 1024, 5000]
+        .into_iter()
+        .flat_map(|n| [(n, false), (n, true)])
+    {
         let pool = Pool::from_workers(0..workers).unwrap();
+        if reported {
+            // Load reported from outside: every load-aware pick reads it too.
+            let ids: Vec<u64> = (0..workers).collect();
+            pool.report_loads(ids.iter().map(|w| (w, (w % 3) as u32)));
+        }
         let half = pool.eligibility(|w| w % 2 == 0);
         let masked = Request::new().eligible(&half);
         let heavy = Request::new().weight(7);
@@ -43,7 +51,10 @@ fn the_hot_path_allocates_nothing() {
                 run();
             }
         });
-        assert_eq!(n, 0, "{workers} workers: {n} allocations");
+        assert_eq!(
+            n, 0,
+            "{workers} workers, reported load {reported}: {n} allocations"
+        );
     }
 }
 

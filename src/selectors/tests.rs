@@ -25,6 +25,7 @@ fn choose<S: Selector>(
     let mut cx = Context::new(
         &snap.view,
         &pool.slots.counters,
+        pool.reported.active(),
         candidates,
         rng,
         intent,

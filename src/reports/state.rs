@@ -1,0 +1,273 @@
+//! The reports' bookkeeping, kept under the pool's report lock: per slot the sum of
+//! what every source reports and who the slot belongs to, per peer its last summary,
+//! and when the oldest source ages out. Picks never see this; they read the published
+//! cells ([`Board`](super::Board)), which every change here keeps equal to the sums.
+
+use super::Board;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// One slot as the reports see it.
+#[derive(Clone, Copy, Default)]
+struct SlotState {
+    /// The generation of the worker the sums belong to; `None` when nothing is kept.
+    owner: Option<u32>,
+    /// Names this keeping of the slot: a new one each time the slot is claimed
+    /// afresh, so that a peer's entry made before a reset never subtracts from the
+    /// sums made after it (even for the same worker, back in the same slot).
+    tag: u64,
+    /// The sum over every source (the worker's own report and each peer's), exact.
+    total: u64,
+    /// The worker's own report and when it came.
+    direct: Option<(u32, Instant)>,
+}
+
+/// One worker's load in a peer's summary, resolved to this pool's slot.
+#[derive(Clone, Copy)]
+pub(crate) struct Entry {
+    pub(crate) slot: u32,
+    pub(crate) owner: u32,
+    pub(crate) load: u32,
+}
+
+/// An [`Entry`] as kept: against the slot's tag when it was added.
+#[derive(Clone, Copy)]
+struct Kept {
+    slot: u32,
+    tag: u64,
+    load: u32,
+}
+
+/// The last summary a peer sent.
+struct Peer {
+    seq: u64,
+    at: Instant,
+    entries: Vec<Kept>,
+}
+
+/// What [`Reports::apply`] did with a summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Applied {
+    /// It replaced the peer's earlier report.
+    Replaced,
+    /// The peer already sent this one or a later one: nothing changed.
+    Stale,
+}
+
+/// See the module docs.
+pub(crate) struct Reports {
+    pub(crate) max_age: Duration,
+    slots: Vec<SlotState>,
+    peers: HashMap<u64, Peer>,
+    /// Slots whose published sum is not zero.
+    nonzero: usize,
+    /// The earliest moment some source ages out (`None`: no source can).
+    due: Option<Instant>,
+    /// The last tag handed out.
+    tags: u64,
+}
+
+impl Reports {
+    pub(crate) fn new(max_age: Duration) -> Self {
+        Self {
+            max_age,
+            slots: Vec::new(),
+            peers: HashMap::new(),
+            nonzero: 0,
+            due: None,
+            tags: 0,
+        }
+    }
+
+    /// How many peers have a report here.
+    pub(crate) fn peers(&self) -> usize {
+        self.peers.len()
+    }
+
+    /// The earliest moment some source ages out.
+    pub(crate) fn due(&self) -> Option<Instant> {
+        self.due
+    }
+
+    fn state(&mut self, slot: u32) -> &mut SlotState {
+        let i = slot as usize;
+        if i >= self.slots.len() {
+            self.slots.resize(i + 1, SlotState::default());
+        }
+        &mut self.slots[i]
+    }
+
+    /// Makes `slot` belong to the worker of generation `owner`, dropping what was
+    /// kept for an earlier worker in it; returns the slot's tag.
+    fn claim(&mut self, board: &Board, slot: u32, owner: u32) -> u64 {
+        if self.state(slot).owner != Some(owner) {
+            self.tags += 1;
+            self.slots[slot as usize] = SlotState {
+                owner: Some(owner),
+                tag: self.tags,
+                ..SlotState::default()
+            };
+            self.publish(board, slot);
+        }
+        self.slots[slot as usize].tag
+    }
+
+    /// Adds `load` to `slot`'s sum (subtracts it if `!add`), if the slot is still
+    /// kept under `tag`; a report made before the slot was reset went with it.
+    fn change(&mut self, board: &Board, slot: u32, tag: u64, load: u32, add: bool) {
+        let s = self.state(slot);
+        if s.owner.is_none() || s.tag != tag || load == 0 {
+            return;
+        }
+        if add {
+            s.total += u64::from(load);
+        } else {
+            debug_assert!(s.total >= u64::from(load), "reported load underflow");
+            s.total -= u64::from(load);
+        }
+        self.publish(board, slot);
+    }
+
+    /// Stores `slot`'s sum (saturated to `u32::MAX`) where picks read it, and keeps
+    /// the board's on/off switch equal to "some sum is not zero".
+    fn publish(&mut self, board: &Board, slot: u32) {
+        let total = self.slots[slot as usize].total;
+        let value = u32::try_from(total).unwrap_or(u32::MAX);
+        let before = board.swap(slot, value);
+        match (before == 0, value == 0) {
+            (true, false) => self.nonzero += 1,
+            (false, true) => self.nonzero -= 1,
+            _ => {}
+        }
+        board.set_on(self.nonzero > 0);
+    }
+
+    fn schedule(&mut self, at: Instant) {
+        let due = at + self.max_age;
+        self.due = Some(self.due.map_or(due, |d| d.min(due)));
+    }
+
+    /// The worker in `slot` (generation `owner`) reports `load` of its own.
+    pub(crate) fn report(&mut self, board: &Board, slot: u32, owner: u32, load: u32, now: Instant) {
+        let tag = self.claim(board, slot, owner);
+        if let Some((old, _)) = self.state(slot).direct.take() {
+            self.change(board, slot, tag, old, false);
+        }
+        if load > 0 {
+            self.state(slot).direct = Some((load, now));
+            self.change(board, slot, tag, load, true);
+            self.schedule(now);
+        }
+    }
+
+    /// The slot of entry `i` of peer `origin`'s last summary, to try first when
+    /// resolving entry `i` of its next one.
+    pub(crate) fn hint(&self, origin: u64, i: usize) -> Option<u32> {
+        Some(self.peers.get(&origin)?.entries.get(i)?.slot)
+    }
+
+    /// Replaces peer `origin`'s report with `entries` (summary number `seq`).
+    pub(crate) fn apply(
+        &mut self,
+        board: &Board,
+        origin: u64,
+        seq: u64,
+        entries: impl IntoIterator<Item = Entry>,
+        now: Instant,
+    ) -> Applied {
+        let old = match self.peers.remove(&origin) {
+            Some(peer) if peer.seq >= seq => {
+                self.peers.insert(origin, peer);
+                return Applied::Stale;
+            }
+            Some(peer) => peer.entries,
+            None => Vec::new(),
+        };
+        for e in &old {
+            self.change(board, e.slot, e.tag, e.load, false);
+        }
+        let mut kept = old;
+        kept.clear();
+        for e in entries {
+            let tag = self.claim(board, e.slot, e.owner);
+            self.change(board, e.slot, tag, e.load, true);
+            kept.push(Kept {
+                slot: e.slot,
+                tag,
+                load: e.load,
+            });
+        }
+        self.peers.insert(
+            origin,
+            Peer {
+                seq,
+                at: now,
+                entries: kept,
+            },
+        );
+        self.schedule(now);
+        Applied::Replaced
+    }
+
+    /// Drops every source last heard from `max_age` or longer before `now`; returns
+    /// how many (peers and workers' own reports).
+    pub(crate) fn expire(&mut self, board: &Board, now: Instant) -> usize {
+        match self.due {
+            Some(due) if due <= now => {}
+            _ => return 0,
+        }
+        let max_age = self.max_age;
+        let old = |at: Instant| now.saturating_duration_since(at) >= max_age;
+        let gone: Vec<u64> = self
+            .peers
+            .iter()
+            .filter(|(_, p)| old(p.at))
+            .map(|(&origin, _)| origin)
+            .collect();
+        let mut expired = gone.len();
+        for origin in gone {
+            if let Some(peer) = self.peers.remove(&origin) {
+                for e in &peer.entries {
+                    self.change(board, e.slot, e.tag, e.load, false);
+                }
+            }
+        }
+        for slot in 0..self.slots.len() as u32 {
+            let s = self.slots[slot as usize];
+            if let Some((load, at)) = s.direct
+                && old(at)
+            {
+                self.slots[slot as usize].direct = None;
+                self.change(board, slot, s.tag, load, false);
+                expired += 1;
+            }
+        }
+        self.reschedule();
+        expired
+    }
+
+    /// Recomputes when the next source ages out.
+    fn reschedule(&mut self) {
+        let peers = self.peers.values().map(|p| p.at);
+        let direct = self.slots.iter().filter_map(|s| s.direct.map(|(_, at)| at));
+        self.due = peers.chain(direct).min().map(|at| at + self.max_age);
+    }
+
+    /// Drops what is kept for slots whose worker is no longer `member(slot)`'s
+    /// generation (`None`: the slot has no member).
+    pub(crate) fn retain_members(&mut self, board: &Board, member: impl Fn(u32) -> Option<u32>) {
+        for slot in 0..self.slots.len() as u32 {
+            let owner = self.slots[slot as usize].owner;
+            if owner.is_some() && member(slot) != owner {
+                self.slots[slot as usize] = SlotState::default();
+                self.publish(board, slot);
+            }
+        }
+    }
+
+    /// The age limit from now on; sources are judged by it at the next expiry.
+    pub(crate) fn set_max_age(&mut self, max_age: Duration) {
+        self.max_age = max_age;
+        self.reschedule();
+    }
+}

@@ -1,0 +1,38 @@
+//! What one router tells the others it has booked.
+
+/// What a router has booked, per worker: made by [`Pool::summary`], applied on
+/// another replica's pool by [`Pool::apply_summary`]. Serializable with the `serde`
+/// feature, to carry over any message bus.
+///
+/// It holds absolute loads, not changes since the last one: applying a summary
+/// *replaces* what the same router reported before, so a summary lost, delivered
+/// twice or late (an older one is recognised by its number and ignored) leaves no
+/// drift behind, and a replica that joins late is up to date after one message.
+/// Workers with nothing booked are left out, so an idle router sends almost nothing.
+///
+/// [`Pool::summary`]: crate::Pool::summary
+/// [`Pool::apply_summary`]: crate::Pool::apply_summary
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Summary<W> {
+    pub(crate) origin: u64,
+    pub(crate) seq: u64,
+    pub(crate) loads: Vec<(W, u32)>,
+}
+
+impl<W> Summary<W> {
+    /// The router that made it: a random number drawn when its pool was made.
+    pub fn origin(&self) -> u64 {
+        self.origin
+    }
+
+    /// Its number among that router's summaries, counting from 1.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// Every worker with load booked, and that load, in the router's set order.
+    pub fn loads(&self) -> &[(W, u32)] {
+        &self.loads
+    }
+}
