@@ -150,6 +150,50 @@ fn few_ties(c: &mut Criterion<CpuTime>) {
     }
 }
 
+/// Reported load (issue 17): least-loaded and power-of-two reserve + read + release
+/// on an idle pool with every worker reported at the same load, beside the same
+/// pool without reports; and applying a replica's summary naming every worker.
+fn reported(c: &mut Criterion<CpuTime>) {
+    for n in [8usize, 1024, 10_000] {
+        let plain = Pool::from_workers(0..n as u64).unwrap();
+        let reported = Pool::from_workers(0..n as u64).unwrap();
+        let ids: Vec<u64> = (0..n as u64).collect();
+        reported.report_loads(ids.iter().map(|w| (w, 2)));
+        let mut g = c.benchmark_group(format!("reported/{n}"));
+        samples_for(&mut g, 4 * n);
+        for (name, pool) in [("local-only", &plain), ("reported", &reported)] {
+            let mut h = pool.handle_with_rng(Rng::with_seed(1));
+            let ll = LeastLoaded::new();
+            g.bench_function(BenchmarkId::new("least-loaded-reserve", name), |b| {
+                b.iter(|| *h.reserve(&ll).unwrap().worker())
+            });
+            let p2c = workerpick::PowerOfTwo::new();
+            g.bench_function(BenchmarkId::new("power-of-two-reserve", name), |b| {
+                b.iter(|| *h.reserve(&p2c).unwrap().worker())
+            });
+        }
+        // A peer with load on every worker: its summary names all n. Each apply
+        // needs a newer summary than the last (an old one is ignored), so the
+        // peer's numbering is run ahead in batches outside the timing.
+        let peer = Pool::from_workers(0..n as u64).unwrap();
+        let held: Vec<_> = ids
+            .iter()
+            .map(|w| peer.reserve_worker(w, 1 + (*w % 3) as u32).unwrap())
+            .collect();
+        let me = Pool::from_workers(0..n as u64).unwrap();
+        g.bench_function(BenchmarkId::new("apply-summary", OURS), |b| {
+            b.iter_batched(
+                || peer.summary(),
+                |s| me.apply_summary(&s),
+                criterion::BatchSize::LargeInput,
+            )
+        });
+        g.finish();
+        assert_eq!(me.reported_load(&0), Some(1));
+        drop(held);
+    }
+}
+
 /// The primitives a pick is made of, on this machine: what bounds a figure.
 fn floor(c: &mut Criterion<CpuTime>) {
     let mut g = c.benchmark_group("floor");
@@ -270,6 +314,6 @@ fn config() -> Criterion<CpuTime> {
 criterion_group! {
     name = benches;
     config = config();
-    targets = floor, scan, modes, few_ties, stale_mask
+    targets = floor, scan, modes, few_ties, stale_mask, reported
 }
 criterion_main!(benches);

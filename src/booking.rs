@@ -7,7 +7,7 @@ use crate::candidates::Candidates;
 use crate::context::{Context, Intent};
 use crate::error::Error;
 use crate::pool::Pool;
-use crate::reports::Board;
+use crate::reports::Reported;
 use crate::request::Request;
 use crate::rng::Rng;
 use crate::selector::{Choice, Selector};
@@ -33,8 +33,7 @@ fn context<'a, W>(
     let candidates = Candidates::of(&snap.view, pool.id, request)?;
     Ok(Context::new(
         &snap.view,
-        &pool.slots.counters,
-        pool.reported.active(),
+        (&pool.slots.counters, &pool.reported),
         candidates,
         rng,
         intent,
@@ -150,7 +149,7 @@ fn reserve_as<W, S: Selector + ?Sized, R>(
         }
         match choice.seen {
             None => return Ok(keep(slots.charge(slot, key, weight)?)),
-            Some(seen) => match charge_if_still(slots, cx.reported(), slot, key, seen, weight) {
+            Some(seen) => match charge_if_still(slots, cx.reports(), slot, key, seen, weight) {
                 Ok(booked) => return Ok(keep(booked)),
                 Err(Missed::Overflow) => return Err(Error::LoadOverflow),
                 Err(Missed::Moved) => {}
@@ -173,15 +172,16 @@ fn reserve_as<W, S: Selector + ?Sized, R>(
 #[inline(always)]
 fn charge_if_still<W>(
     slots: &Slots<W>,
-    reported: Option<&Board>,
+    reports: &Reported,
     slot: u32,
     key: KeyPtr<W>,
     seen: u32,
     weight: u32,
 ) -> Result<Booked<W>, Missed> {
-    let Some(board) = reported else {
+    let Some(board) = reports.active() else {
         return slots.charge_if(slot, key, seen, weight);
     };
+    reports.tick();
     if seen == u32::MAX {
         return slots.charge(slot, key, weight).map_err(|_| Missed::Overflow);
     }

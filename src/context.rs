@@ -5,7 +5,7 @@
 use crate::candidates::{Candidates, still_eligible};
 use crate::device::WorkerInfo;
 use crate::error::Error;
-use crate::reports::Board;
+use crate::reports::Reported;
 use crate::request::Request;
 use crate::rng::Rng;
 use crate::scan::{self, Kernel, Least, Source};
@@ -96,7 +96,7 @@ pub enum Intent {
 pub struct Context<'a> {
     set: &'a SetView,
     counters: &'a Counters,
-    reported: Option<&'a Board>,
+    reports: &'a Reported,
     candidates: Candidates<'a>,
     masked: bool,
     rng: &'a mut Rng,
@@ -111,8 +111,7 @@ impl<'a> Context<'a> {
     #[inline(always)]
     pub(crate) fn new(
         set: &'a SetView,
-        counters: &'a Counters,
-        reported: Option<&'a Board>,
+        (counters, reports): (&'a Counters, &'a Reported),
         candidates: Candidates<'a>,
         rng: &'a mut Rng,
         intent: Intent,
@@ -122,7 +121,7 @@ impl<'a> Context<'a> {
         Self {
             set,
             counters,
-            reported,
+            reports,
             candidates,
             masked: request.mask.is_some(),
             rng,
@@ -196,13 +195,16 @@ impl<'a> Context<'a> {
     /// The load reported for `slot` from outside (`0` when none is).
     #[inline(always)]
     pub fn reported_load(&self, slot: Slot<'a>) -> u32 {
-        self.reported.map_or(0, |r| r.get(slot.index))
+        self.reports.active().map_or(0, |r| r.get(slot.index))
     }
 
-    /// The board of reported load this pick reads, if the pool has any.
+    /// The pool's reported load. Read only by the picks that compare loads, and
+    /// afresh each time: if it turns on or off between a selector's read and
+    /// the booking, the booking's compare-and-swap fails and the selector is
+    /// asked again (unless the slot had nothing reported, when both agree).
     #[inline(always)]
-    pub(crate) fn reported(&self) -> Option<&'a Board> {
-        self.reported
+    pub(crate) fn reports(&self) -> &'a Reported {
+        self.reports
     }
 
     /// The attributes of `slot`'s worker.
@@ -249,9 +251,13 @@ impl<'a> Context<'a> {
     pub fn least_loaded(&mut self) -> Option<(Slot<'a>, u32)> {
         if let Candidates::Fresh { slots, lanes } = self.candidates {
             let end = lanes.map_or(slots.len(), <[u32]>::len);
+            let board = self.reports.active();
+            if board.is_some() {
+                self.reports.tick();
+            }
             let src = Source::all(self.counters.slice(end))
                 .excluding(lanes)
-                .reported(self.reported.map(|r| r.slice(end)));
+                .reported(board.map(|r| r.slice(end)));
             // Counters move under us; when the lanes at the minimum moved
             // between the scan's passes, scan again. A bounded number of times,
             // then the scalar path, which always answers.
@@ -311,7 +317,7 @@ impl<'a> Context<'a> {
     #[inline(always)]
     fn current(&self, slot: Slot<'a>) -> u32 {
         let local = self.counters.get(slot.index).load(Ordering::Relaxed);
-        match self.reported {
+        match self.reports.active() {
             None => local,
             Some(r) => local.saturating_add(r.get(slot.index)),
         }

@@ -20,7 +20,7 @@ use gungraun::{
 use std::hint::black_box;
 use workerpick::scan::Backend;
 use workerpick::{
-    Eligibility, Handle, LeastLoaded, Pool, PowerOfTwo, Random, Request, Rng, RoundRobin, Selector,
+    Eligibility, Handle, LeastLoaded, Pool, PowerOfTwo, Random, Request, Rng, RoundRobin, Selector, Summary,
 };
 
 /// Operations per benchmark: enough to average over the random paths, few
@@ -82,6 +82,9 @@ enum Op {
     /// `Reserve` with every worker but 4 holding one reservation: least-loaded's
     /// random tries mostly miss and the scan counts and searches the ties.
     ReserveFewTies,
+    /// `Reserve` with the same load reported for every worker: the scan adds the
+    /// reported loads in.
+    ReserveReported,
 }
 
 enum Scan {
@@ -121,6 +124,10 @@ fn case(mode: Mode, op: Op, workers: u32, scan: Scan) -> Case {
         Mode::PowerOfTwo => Selectors::PowerOfTwo(PowerOfTwo::new()),
         Mode::LeastLoaded => Selectors::LeastLoaded(LeastLoaded::new()),
     };
+    if let Op::ReserveReported = op {
+        let ids: Vec<u32> = (0..workers).collect();
+        pool.report_loads(ids.iter().map(|w| (w, 2)));
+    }
     if let Op::ReserveFewTies = op {
         for w in 4..workers {
             // Held for the life of the benchmark process, like the pool.
@@ -167,7 +174,7 @@ fn run_with<S: Selector>(
                 black_box(handle.select(black_box(selector)).ok());
             }
         }
-        Op::Reserve | Op::ReserveFewTies => {
+        Op::Reserve | Op::ReserveFewTies | Op::ReserveReported => {
             for _ in 0..ops {
                 black_box(handle.reserve(black_box(selector)).ok().map(|r| *r.worker()));
             }
@@ -216,6 +223,9 @@ fn run_with<S: Selector>(
 #[bench::least_loaded_reserve_1024(args = (Mode::LeastLoaded, Op::Reserve, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_1024"))]
 #[bench::least_loaded_reserve_4_ties_1024(args = (Mode::LeastLoaded, Op::ReserveFewTies, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_4_ties_1024"))]
 #[bench::least_loaded_reserve_masked_1024(args = (Mode::LeastLoaded, Op::ReserveMasked, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_masked_1024"))]
+#[bench::least_loaded_reserve_reported_8(args = (Mode::LeastLoaded, Op::ReserveReported, 8, Scan::Detected), setup = case, config = budget("least_loaded_reserve_reported_8"))]
+#[bench::least_loaded_reserve_reported_1024(args = (Mode::LeastLoaded, Op::ReserveReported, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_reported_1024"))]
+#[bench::power_of_two_reserve_reported_1024(args = (Mode::PowerOfTwo, Op::ReserveReported, 1024, Scan::Detected), setup = case, config = budget("power_of_two_reserve_reported_1024"))]
 #[bench::least_loaded_select_8_scalar(args = (Mode::LeastLoaded, Op::Select, 8, Scan::Scalar), setup = case, config = budget("least_loaded_select_8_scalar"))]
 #[bench::least_loaded_select_1024_scalar(args = (Mode::LeastLoaded, Op::Select, 1024, Scan::Scalar), setup = case, config = budget("least_loaded_select_1024_scalar"))]
 #[bench::least_loaded_reserve_8_scalar(args = (Mode::LeastLoaded, Op::Reserve, 8, Scan::Scalar), setup = case, config = budget("least_loaded_reserve_8_scalar"))]
@@ -264,6 +274,25 @@ fn replace(pool: &'static Pool<u32>) -> &'static Pool<u32> {
     pool
 }
 
+/// A replica's summary naming every one of `workers`, and a pool to apply it to.
+fn summary(workers: u32) -> (&'static Pool<u32>, Summary<u32>) {
+    let peer = members(workers);
+    for w in 0..workers {
+        core::mem::forget(peer.reserve_worker(&w, 1 + w % 3).expect("a member"));
+    }
+    let me = members(workers);
+    // Applied once outside the measured region: the next is a steady-state update.
+    me.apply_summary(&peer.summary());
+    (me, peer.summary())
+}
+
+#[library_benchmark]
+#[bench::apply_summary_1024(args = (1024), setup = summary, config = budget("apply_summary_1024"))]
+fn apply((pool, summary): (&'static Pool<u32>, Summary<u32>)) -> bool {
+    pool.apply_summary(black_box(&summary))
+}
+
 library_benchmark_group!(name = picks, benchmarks = pick);
+library_benchmark_group!(name = reports, benchmarks = apply);
 library_benchmark_group!(name = membership, benchmarks = [swap, replace]);
-main!(library_benchmark_groups = picks, membership);
+main!(library_benchmark_groups = picks, membership, reports);

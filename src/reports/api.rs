@@ -164,6 +164,10 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// wherever reports are resolved to slots: a report resolved with a snapshot
     /// from before a change was applied before this runs, and is dropped by it.
     pub(crate) fn forget_departed(&self) {
+        // SeqCst, after the publish: see `Reported::with`.
+        if self.reported.used.load(crate::sync::atomic::Ordering::SeqCst) == 0 {
+            return;
+        }
         let mut state = lock(&self.reported.state);
         let snap = self.snapshot();
         let view = &snap.view;

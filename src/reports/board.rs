@@ -2,7 +2,7 @@
 
 use super::state::Reports;
 use crate::storage::counters::Counters;
-use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use crate::sync::{Mutex, lock};
 use std::time::{Duration, Instant};
 
@@ -51,6 +51,9 @@ pub(crate) struct Reported {
     pub(super) origin: u64,
     /// The number of the last summary made.
     pub(super) seq: AtomicU64,
+    /// Set (for good) before the first report is resolved to a slot: until then
+    /// a membership change has nothing to drop, and skips the report lock.
+    pub(super) used: AtomicU32,
 }
 
 impl Reported {
@@ -67,20 +70,23 @@ impl Reported {
             // Random across processes, distinct within one (and under loom).
             origin: crate::sync::random_seed() ^ pool_id.wrapping_mul(0x9e37_79b9_7f4a_7c15),
             seq: AtomicU64::new(0),
+            used: AtomicU32::new(0),
         }
     }
 
-    /// The board, if any slot has reported load; also where a pick, now and
-    /// then, checks whether a source has aged out.
+    /// The board, if any slot has reported load.
     #[inline(always)]
     pub(crate) fn active(&self) -> Option<&Board> {
-        if self.board.on.load(Relaxed) == 0 {
-            return None;
-        }
+        (self.board.on.load(Relaxed) != 0).then_some(&self.board)
+    }
+
+    /// Called by picks that read reported load: once in 1024 calls per thread,
+    /// checks whether a source has aged out.
+    #[inline(always)]
+    pub(crate) fn tick(&self) {
         if now_and_then() {
             self.expire_if_due();
         }
-        Some(&self.board)
     }
 
     /// Drops aged sources if one is due and no writer holds the reports.
@@ -108,6 +114,10 @@ impl Reported {
 
     /// Runs `f` on the bookkeeping under the report lock, then drops aged sources.
     pub(super) fn with<R>(&self, f: impl FnOnce(&mut Reports, &Board, Instant) -> R) -> R {
+        // SeqCst, before `f` loads the snapshot, against the membership writer's
+        // publish then load of `used` (see `Pool::forget_departed`): either the
+        // writer sees it set, or `f` sees the writer's new snapshot.
+        self.used.store(1, SeqCst);
         let mut state = lock(&self.state);
         let now = Instant::now();
         let out = f(&mut state, &self.board, now);

@@ -24,8 +24,7 @@ fn choose<S: Selector>(
     let candidates = Candidates::of(&snap.view, pool.id, req).unwrap();
     let mut cx = Context::new(
         &snap.view,
-        &pool.slots.counters,
-        pool.reported.active(),
+        (&pool.slots.counters, &pool.reported),
         candidates,
         rng,
         intent,
