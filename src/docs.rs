@@ -213,6 +213,51 @@
 /// unreachable); `sync.rs` allocates the counter array zeroed; `remap.rs`
 /// fills its once-cells. `tests/layout.rs` holds the list.
 ///
+/// # Reported load
+/// Load from outside the pool — a worker's own report, a peer router's
+/// [`Summary`](crate::Summary) — lives in a second array of cells beside the
+/// counters (`reports::Board`), one per slot, each the exact sum over sources
+/// kept under the report lock (`reports::state`), saturated to `u32::MAX` when
+/// published. Invariants, and why they hold:
+///
+/// - **Picks stay lock-free and exact locally.** A pick reads the cells with
+///   Relaxed loads; the report lock is never taken by a pick (the age check a
+///   pick makes now and then uses `try_lock`). Bookings change only the pool's
+///   own counter, by compare-and-swap from `seen − reported` (read just
+///   before); the reported part is advisory, so a report racing a booking
+///   can at worst cost a retry, never a lost or doubled count.
+/// - **One pass.** Effective load is `(counter | excluded) +sat reported`,
+///   computed lane-wise in the scan (`a + min(b, !a)`: three vector ops, no
+///   backend has an unsigned 32-bit saturating add). A pool with no reported
+///   load (the switch `Board::on` is off) runs the scan without the array.
+/// - **No wrap.** Sums are kept in `u64` and published saturated; the scan adds
+///   saturating; a booking on a saturated effective load is made unvalidated
+///   but still refuses to overflow the pool's own counter.
+/// - **Never inherited.** A slot's keeping is tagged with the worker's identity
+///   generation and a fresh tag per reset. After every membership change the
+///   writer drops what is kept for slots whose member changed; reporters load
+///   the snapshot under the report lock, after setting a SeqCst flag the writer
+///   reads after publishing, so a report resolved against an old snapshot is
+///   applied before the drop and dropped by it. A peer entry made before a
+///   reset never subtracts from the sums after it (its tag no longer matches).
+/// - **Ageing.** Each source (a worker's own report, a peer's summary) carries
+///   the time it arrived; one older than the age limit is dropped at the next
+///   report, at [`Pool::expire_reports`](crate::Pool::expire_reports), or by the
+///   first pick (one in 1024 per thread reads the clock while reports exist)
+///   that finds the earliest deadline passed.
+///
+/// Summaries are absolute, not deltas: a replica's summary replaces its earlier
+/// one, so loss, duplication and reordering (an older sequence number is
+/// ignored) leave nothing behind, and no per-message state needs to be kept in
+/// step between replicas. Their cost is proportional to the workers with load,
+/// not to the changes; idle workers are left out. Applying one resolves each
+/// worker by first trying the slot its entry had in the peer's last summary
+/// (one key comparison) and only then the hash index.
+///
+/// Models: `loom-tests/tests/reported.rs`; tests: `tests/reported.rs`, the scan's
+/// `reported_load_adds_and_saturates_on_every_backend`, and the allocation test
+/// with reported load present.
+///
 /// # Loom builds
 /// Everything that differs under `--cfg loom` is in the crate-private `sync`
 /// module: loom's atomics, `Arc`, `Mutex` and `UnsafeCell`; a mutex model of
