@@ -251,28 +251,40 @@ impl<'a> Context<'a> {
     pub fn least_loaded(&mut self) -> Option<(Slot<'a>, u32)> {
         if let Candidates::Fresh { slots, lanes } = self.candidates {
             let end = lanes.map_or(slots.len(), <[u32]>::len);
-            let board = self.reports.active();
-            if board.is_some() {
-                self.reports.tick();
-            }
-            let src = Source::all(self.counters.slice(end))
-                .excluding(lanes)
-                .reported(board.map(|r| r.slice(end)));
-            // Counters move under us; when the lanes at the minimum moved
-            // between the scan's passes, scan again. A bounded number of times,
-            // then the scalar path, which always answers.
-            for _ in 0..4 {
-                match scan::least_of(self.backend, src, |m| self.rng.below(m)) {
-                    Least::Found { index, min } => return Some((Slot::new(index as u32), min)),
-                    Least::Empty => return None,
-                    Least::Moved => {}
-                    // Saturated counters look like excluded lanes to the scan;
-                    // only the scalar path tells them apart.
-                    Least::Saturated => break,
+            let src = Source::all(self.counters.slice(end)).excluding(lanes);
+            // Two calls, not one with an `Option`: without reported load the
+            // scan is the one it was before reports existed, with nothing more
+            // to carry.
+            let found = match self.reports.active() {
+                None => self.scan(src),
+                Some(board) => {
+                    self.reports.tick();
+                    self.scan(src.reported(Some(board.slice(end))))
                 }
+            };
+            if found.is_some() {
+                return found;
             }
         }
         self.least_loaded_by(|_, _| true)
+    }
+
+    /// The vector scan's answer over `src`; `None` if it has none (no lane, or
+    /// saturated loads, which only the scalar path tells apart from excluded
+    /// lanes).
+    #[inline(always)]
+    fn scan(&mut self, src: Source<'_>) -> Option<(Slot<'a>, u32)> {
+        // Counters move under us; when the lanes at the minimum moved between
+        // the scan's passes, scan again. A bounded number of times, then the
+        // scalar path, which always answers.
+        for _ in 0..4 {
+            match scan::least_of(self.backend, src, |m| self.rng.below(m)) {
+                Least::Found { index, min } => return Some((Slot::new(index as u32), min)),
+                Least::Empty | Least::Saturated => return None,
+                Least::Moved => {}
+            }
+        }
+        None
     }
 
     /// The least-loaded candidate among those `keep` admits, ties uniform at

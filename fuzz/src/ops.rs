@@ -17,6 +17,7 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 use std::collections::HashMap;
+use std::time::Duration;
 use workerpick::scan::Backend;
 use workerpick::{
     CacheHits, Choice, Context, DEFAULT_MAX_WORKERS, DeviceAware, DeviceKind, Eligibility, Error, Handle,
@@ -102,6 +103,30 @@ pub enum Op {
         name: Name,
         ratio: Option<u8>,
     },
+    /// `report_load(key, load)`: `load % 16`, or from 250 up `u32::MAX - (255 - load)`,
+    /// so that effective loads saturate.
+    Report {
+        key: u8,
+        load: u8,
+    },
+    /// Peer `peer` books `1 + (k + shift) % 4` on each key `k` whose bit is set (and
+    /// nothing else), then its summary is applied to the pool.
+    PeerSummary {
+        peer: bool,
+        keys: u16,
+        shift: u8,
+    },
+    /// Every report ages out: age limit zero, then `expire_reports`.
+    ExpireReports,
+}
+
+/// The load `Op::Report` reports.
+fn report_value(load: u8) -> u32 {
+    if load >= 250 {
+        u32::MAX - u32::from(255 - load)
+    } else {
+        u32::from(load % 16)
+    }
 }
 
 /// How a pick is made.
@@ -468,6 +493,10 @@ struct Model {
     masks: Vec<Option<MaskModel>>,
     /// Custom selector names as registered (trimmed), in order.
     custom: Vec<String>,
+    /// Load reported by the workers themselves.
+    direct: HashMap<u8, u32>,
+    /// Each peer's last summary, as applied (members only); `None`: never sent.
+    peers: [Option<HashMap<u8, u32>>; 2],
 }
 
 /// How the model judges a pick: the rule of the selector that made it.
@@ -629,6 +658,36 @@ impl Model {
             .sum()
     }
 
+    /// The load reported for `k` from outside, summed exactly.
+    fn reported(&self, k: u8) -> u64 {
+        let peers: u64 = self
+            .peers
+            .iter()
+            .flatten()
+            .filter_map(|p| p.get(&k))
+            .map(|&l| u64::from(l))
+            .sum();
+        peers + self.direct.get(&k).map_or(0, |&l| u64::from(l))
+    }
+
+    /// What the pool publishes for `k`: the sum, saturated.
+    fn published(&self, k: u8) -> u32 {
+        u32::try_from(self.reported(k)).unwrap_or(u32::MAX)
+    }
+
+    /// `k`'s effective load: its own plus the published report, saturating.
+    fn effective(&self, k: u8) -> u64 {
+        (self.load(k) + u64::from(self.published(k))).min(u64::from(u32::MAX))
+    }
+
+    /// A worker that left takes its reports with it.
+    fn forget_reports(&mut self, k: u8) {
+        self.direct.remove(&k);
+        for peer in self.peers.iter_mut().flatten() {
+            peer.remove(&k);
+        }
+    }
+
     /// Whether booking `weight` on `k` would take its load past `u32::MAX`.
     fn overflows(&self, k: u8, weight: u32) -> bool {
         weight > 0 && self.load(k) + u64::from(weight) > u64::from(u32::MAX)
@@ -718,6 +777,7 @@ impl Model {
             .ok_or(Error::UnknownWorker)?;
         self.members.remove(i);
         self.publish();
+        self.forget_reports(k);
         self.retired.insert(k, self.epoch);
         self.reclaim();
         Ok(())
@@ -751,6 +811,7 @@ impl Model {
         self.publish();
         for &k in old.keys() {
             if !keys.contains(&k) {
+                self.forget_reports(k);
                 self.retired.insert(k, self.epoch);
             }
         }
@@ -813,6 +874,9 @@ impl Model {
 
 struct Run<'p> {
     pool: &'p Pool<u8>,
+    /// Two other routers over every key, whose summaries `Op::PeerSummary` applies.
+    peers: &'p [Pool<u8>; 2],
+    peer_guards: [Vec<Reservation<'p, u8>>; 2],
     seed: u64,
     renewals: u64,
     handles: Vec<Handle<'p, u8>>,
@@ -886,8 +950,13 @@ pub fn run(input: Input) {
     let foreign = Pool::with_max_workers(KEYS.into()).expect("a limit in range");
     foreign.replace(0..KEYS).expect("distinct workers");
     let foreign = foreign.eligibility(|_| true);
+    let peers = [0, 1].map(|_| Pool::from_workers(0..KEYS).expect("distinct workers"));
+    // Nothing ages out but through `Op::ExpireReports`.
+    pool.set_report_max_age(Duration::from_secs(3600));
     let mut run = Run {
         pool: &pool,
+        peers: &peers,
+        peer_guards: [Vec::new(), Vec::new()],
         seed: input.seed,
         renewals: 0,
         handles: Vec::new(),
@@ -960,6 +1029,42 @@ impl<'p> Run<'p> {
                 let m = self.model.build_mask(admit);
                 assert_eq!(self.masks[s].len(), m.entries.len(), "rebuilt eligibility len");
                 self.model.masks[s] = Some(m);
+            }
+            Op::Report { key: k, load } => {
+                let (k, load) = (key(k), report_value(load));
+                let member = self.model.is_member(k);
+                assert_eq!(pool.report_load(&k, load), member, "report_load({k}, {load})");
+                if member && load > 0 {
+                    self.model.direct.insert(k, load);
+                } else {
+                    self.model.direct.remove(&k);
+                }
+            }
+            Op::PeerSummary { peer, keys, shift } => {
+                let p = usize::from(peer);
+                self.peer_guards[p].clear();
+                let mut booked = HashMap::new();
+                for k in (0..KEYS).filter(|&k| keys & (1 << k) != 0) {
+                    let load = 1 + (u32::from(k) + u32::from(shift)) % 4;
+                    let guard = self.peers[p].reserve_worker(&k, load).expect("a peer's member");
+                    self.peer_guards[p].push(guard);
+                    if self.model.is_member(k) {
+                        booked.insert(k, load);
+                    }
+                }
+                let summary = self.peers[p].summary();
+                assert!(pool.apply_summary(&summary), "a newer summary is applied");
+                assert!(!pool.apply_summary(&summary), "the same one again is not");
+                self.model.peers[p] = Some(booked);
+            }
+            Op::ExpireReports => {
+                pool.set_report_max_age(Duration::ZERO);
+                let want = self.model.direct.len() + self.model.peers.iter().flatten().count();
+                assert_eq!(pool.expire_reports(), want, "expire_reports");
+                assert_eq!(pool.reporting_peers(), 0, "peers after expiry");
+                self.model.direct.clear();
+                self.model.peers = [None, None];
+                pool.set_report_max_age(Duration::from_secs(3600));
             }
             Op::Select(pick) => self.pick(pick, Kind::Select),
             Op::Preview(pick) => self.pick(pick, Kind::Preview),
@@ -1145,8 +1250,15 @@ impl<'p> Run<'p> {
             return;
         }
         let n = cands.len();
-        let loads: HashMap<u8, u64> = cands.iter().map(|&k| (k, self.model.load(k))).collect();
+        // Rules compare effective loads; overflow is of the pool's own count.
+        let loads: HashMap<u8, u64> = cands.iter().map(|&k| (k, self.model.effective(k))).collect();
         let load = |k: u8| loads[&k];
+        let owns: HashMap<u8, (u64, u32)> = cands
+            .iter()
+            .map(|&k| (k, (self.model.load(k), self.model.published(k))))
+            .collect();
+        let own = |k: u8| owns[&k].0;
+        let reports_present = self.model.peers.iter().flatten().count() + self.model.direct.len() > 0;
         let weight = match kind {
             Kind::Reserve(w) => u64::from(w),
             _ => 0,
@@ -1197,9 +1309,14 @@ impl<'p> Run<'p> {
                     ..
                 }
             );
-        // A stale validation overflows one unit early (it adds to load + 1).
-        let limit = u64::from(u32::MAX) - u64::from(stale);
-        let too_heavy = |k: u8| charged > 0 && load(k) + charged > limit;
+        // A stale validation overflows one unit early (it adds to load + 1), unless
+        // the effective load it saw was saturated by a report: such a booking
+        // cannot be validated and is made unchecked, at the fallback.
+        let limit = |k: u8| {
+            let saturated = owns[&k].1 > 0 && load(k) == u64::from(u32::MAX);
+            u64::from(u32::MAX) - u64::from(stale && !saturated)
+        };
+        let too_heavy = |k: u8| charged > 0 && own(k) + charged > limit(k);
         // The worker the rule determines, where it does.
         let determined = match rule {
             Rule::RoundRobin { shared: true } => Some(cands[self.model.cursor % n]),
@@ -1215,16 +1332,17 @@ impl<'p> Run<'p> {
         let (may_overflow, must_overflow) = match (determined, rule) {
             (Some(d), _) => (too_heavy(d), too_heavy(d)),
             (None, Rule::LeastLoaded | Rule::DeviceAware { .. }) => {
-                let heavy = charged > 0 && min + charged > limit;
-                (heavy, heavy)
+                // It books one of the allowed workers at the least effective load.
+                let at_min = || allowed.iter().filter(|&&k| load(k) == min);
+                (at_min().any(|&k| too_heavy(k)), at_min().all(|&k| too_heavy(k)))
             }
-            (None, Rule::PowerOfTwo) => {
+            (None, Rule::PowerOfTwo) if !reports_present => {
                 // It books the lighter of two distinct draws.
                 let mut sorted: Vec<u64> = cands.iter().map(|&k| load(k)).collect();
                 sorted.sort_unstable_by(|a, b| b.cmp(a));
                 let second = sorted.get(1).copied().unwrap_or(sorted[0]);
                 (
-                    charged > 0 && second + charged > limit,
+                    charged > 0 && second + charged > limit(cands[0]),
                     cands.iter().all(|&k| too_heavy(k)),
                 )
             }
@@ -1262,7 +1380,7 @@ impl<'p> Run<'p> {
         assert!(
             !too_heavy(w),
             "{what}: booked {charged} on {w} at load {}",
-            load(w)
+            own(w)
         );
         if let Some(d) = determined {
             assert_eq!(w, d, "{what}: candidates {cands:?}, cursor {}", self.model.cursor);
@@ -1326,6 +1444,8 @@ impl<'p> Run<'p> {
                 None
             };
             assert_eq!(pool.in_flight(&k), in_flight, "in_flight {k}, {}", ctx());
+            let reported = member.map(|_| m.published(k));
+            assert_eq!(pool.reported_load(&k), reported, "reported_load {k}, {}", ctx());
             if member.is_none() && (load > 0 || m.pins(k) > 0) {
                 assert!(m.retired.contains_key(&k), "model: {k} has guards but no storage");
             }

@@ -4,7 +4,6 @@
 //! cells ([`Board`](super::Board)), which every change here keeps equal to the sums.
 
 use super::Board;
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// One slot as the reports see it.
@@ -58,7 +57,8 @@ pub(crate) enum Applied {
 pub(crate) struct Reports {
     pub(crate) max_age: Duration,
     slots: Vec<SlotState>,
-    peers: HashMap<u64, Peer>,
+    /// By origin. A few replicas: a list searched in order is enough.
+    peers: Vec<(u64, Peer)>,
     /// Slots whose published sum is not zero.
     nonzero: usize,
     /// The earliest moment some source ages out (`None`: no source can).
@@ -72,7 +72,7 @@ impl Reports {
         Self {
             max_age,
             slots: Vec::new(),
-            peers: HashMap::new(),
+            peers: Vec::new(),
             nonzero: 0,
             due: None,
             tags: 0,
@@ -163,7 +163,11 @@ impl Reports {
     /// The slot of entry `i` of peer `origin`'s last summary, to try first when
     /// resolving entry `i` of its next one.
     pub(crate) fn hint(&self, origin: u64, i: usize) -> Option<u32> {
-        Some(self.peers.get(&origin)?.entries.get(i)?.slot)
+        Some(self.peer(origin)?.entries.get(i)?.slot)
+    }
+
+    fn peer(&self, origin: u64) -> Option<&Peer> {
+        self.peers.iter().find(|(o, _)| *o == origin).map(|(_, p)| p)
     }
 
     /// Replaces peer `origin`'s report with `entries` (summary number `seq`).
@@ -175,12 +179,9 @@ impl Reports {
         entries: impl IntoIterator<Item = Entry>,
         now: Instant,
     ) -> Applied {
-        let old = match self.peers.remove(&origin) {
-            Some(peer) if peer.seq >= seq => {
-                self.peers.insert(origin, peer);
-                return Applied::Stale;
-            }
-            Some(peer) => peer.entries,
+        let old = match self.peers.iter().position(|(o, _)| *o == origin) {
+            Some(i) if self.peers[i].1.seq >= seq => return Applied::Stale,
+            Some(i) => self.peers.swap_remove(i).1.entries,
             None => Vec::new(),
         };
         for e in &old {
@@ -197,14 +198,14 @@ impl Reports {
                 load: e.load,
             });
         }
-        self.peers.insert(
+        self.peers.push((
             origin,
             Peer {
                 seq,
                 at: now,
                 entries: kept,
             },
-        );
+        ));
         self.schedule(now);
         Applied::Replaced
     }
@@ -218,19 +219,18 @@ impl Reports {
         }
         let max_age = self.max_age;
         let old = |at: Instant| now.saturating_duration_since(at) >= max_age;
-        let gone: Vec<u64> = self
-            .peers
-            .iter()
-            .filter(|(_, p)| old(p.at))
-            .map(|(&origin, _)| origin)
-            .collect();
-        let mut expired = gone.len();
-        for origin in gone {
-            if let Some(peer) = self.peers.remove(&origin) {
-                for e in &peer.entries {
-                    self.change(board, e.slot, e.tag, e.load, false);
-                }
+        let mut expired = 0;
+        let mut i = 0;
+        while i < self.peers.len() {
+            if !old(self.peers[i].1.at) {
+                i += 1;
+                continue;
             }
+            let (_, peer) = self.peers.swap_remove(i);
+            for e in &peer.entries {
+                self.change(board, e.slot, e.tag, e.load, false);
+            }
+            expired += 1;
         }
         for slot in 0..self.slots.len() as u32 {
             let s = self.slots[slot as usize];
@@ -248,7 +248,7 @@ impl Reports {
 
     /// Recomputes when the next source ages out.
     fn reschedule(&mut self) {
-        let peers = self.peers.values().map(|p| p.at);
+        let peers = self.peers.iter().map(|(_, p)| p.at);
         let direct = self.slots.iter().filter_map(|s| s.direct.map(|(_, at)| at));
         self.due = peers.chain(direct).min().map(|at| at + self.max_age);
     }

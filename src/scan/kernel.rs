@@ -59,7 +59,7 @@ impl Kernel {
     #[inline(always)]
     pub(super) fn least(self, src: Source<'_>, draw: impl FnMut(u32) -> u32) -> Least {
         if src.len() <= FEW_LANES {
-            return scalar::least_few(src, draw);
+            return scalar::least_few(src.counters, src.excluded, src.reported, draw);
         }
         self.run(LeastOp { src, draw })
     }

@@ -5,7 +5,7 @@
 use super::draw::{FEW_LANES, SMALL_LANES, drawn_lane, sample};
 use super::outcome::{Least, MinTies};
 use super::source::Source;
-use crate::sync::atomic::Ordering::Relaxed;
+use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// Runs `$body` with `$values` an iterator over the effective value of each lane of
 /// the [`Source`] `$src`, in order. (A macro, so that each case is its own tight loop.)
@@ -42,30 +42,34 @@ macro_rules! with_values {
 }
 
 /// Runs `$body` with `$n` the number of lanes of the [`Source`] `$src`, at most `$cap`,
-/// and `$value` the effective value of lane `i < $n`. The slices are cut to `$n` first,
-/// so the reads need no bounds check.
+/// and `$value` the effective value of lane `i < $n`. Each case cuts its slices to
+/// `$n` first, from their own lengths, so the reads need no bounds check.
 macro_rules! with_value {
     ($src:expr, $cap:expr, |$n:ident, $value:ident| $body:expr) => {{
         let src: Source<'_> = $src;
-        let $n = src.len().min($cap);
-        let c = &src.counters[..$n];
+        let c = src.counters;
         match (src.excluded, src.reported) {
             (None, None) => {
+                let c = &c[..c.len().min($cap)];
+                let $n = c.len();
                 let $value = |i: usize| c[i].load(Relaxed);
                 $body
             }
             (Some(e), None) => {
-                let e = &e[..$n];
+                let $n = c.len().min(e.len()).min($cap);
+                let (c, e) = (&c[..$n], &e[..$n]);
                 let $value = |i: usize| c[i].load(Relaxed) | e[i];
                 $body
             }
             (None, Some(r)) => {
-                let r = &r[..$n];
+                let $n = c.len().min(r.len()).min($cap);
+                let (c, r) = (&c[..$n], &r[..$n]);
                 let $value = |i: usize| c[i].load(Relaxed).saturating_add(r[i].load(Relaxed));
                 $body
             }
             (Some(e), Some(r)) => {
-                let (e, r) = (&e[..$n], &r[..$n]);
+                let $n = c.len().min(e.len()).min(r.len()).min($cap);
+                let (c, e, r) = (&c[..$n], &e[..$n], &r[..$n]);
                 let $value = |i: usize| (c[i].load(Relaxed) | e[i]).saturating_add(r[i].load(Relaxed));
                 $body
             }
@@ -119,7 +123,18 @@ pub(super) fn nth_tie(src: Source<'_>, min: u32, k: u32) -> Result<usize, u32> {
 /// the pick loops around it would otherwise spill on every path (measured: 20 more
 /// instructions per least-loaded pick at 1024 workers when inlined).
 #[inline(never)]
-pub(super) fn least_few(src: Source<'_>, draw: impl FnMut(u32) -> u32) -> Least {
+pub(super) fn least_few(
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    reported: Option<&[AtomicU32]>,
+    draw: impl FnMut(u32) -> u32,
+) -> Least {
+    // The parts apart, not a `Source`: in registers rather than through memory.
+    let src = Source {
+        counters,
+        excluded,
+        reported,
+    };
     with_value!(src, FEW_LANES, |n, value| few(n, value, draw))
 }
 
