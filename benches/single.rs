@@ -181,6 +181,8 @@ fn reported(c: &mut Criterion<CpuTime>) {
             .map(|w| peer.reserve_worker(w, 1 + (*w % 3) as u32).unwrap())
             .collect();
         let me = Pool::from_workers(0..n as u64).unwrap();
+        // Once outside the timing: the timed ones are steady-state updates.
+        assert!(me.apply_summary(&peer.summary()));
         g.bench_function(BenchmarkId::new("apply-summary", OURS), |b| {
             b.iter_batched(
                 || peer.summary(),

@@ -7,13 +7,11 @@ use crate::candidates::Candidates;
 use crate::context::{Context, Intent};
 use crate::error::Error;
 use crate::pool::Pool;
-use crate::reports::Reported;
 use crate::request::Request;
 use crate::rng::Rng;
 use crate::selector::{Choice, Selector};
 use crate::snapshot::Snapshot;
-use crate::storage::keys::KeyPtr;
-use crate::storage::{Booked, Missed, Slots};
+use crate::storage::{Booked, Missed};
 
 /// How many times a reservation asks the selector again after losing a
 /// compare-and-swap. When the bound is hit it books the last choice without
@@ -132,6 +130,7 @@ fn reserve_as<W, S: Selector + ?Sized, R>(
     keep: impl FnOnce(Booked<W>) -> R,
 ) -> Result<R, Error> {
     let mut cx = context(pool, snap, rng, request, Intent::Reserve)?;
+    pool.reported.tick(&pool.slots.counters);
     let weight = request.weight;
     let slots = &pool.slots;
     let mut last = 0;
@@ -149,7 +148,7 @@ fn reserve_as<W, S: Selector + ?Sized, R>(
         }
         match choice.seen {
             None => return Ok(keep(slots.charge(slot, key, weight)?)),
-            Some(seen) => match charge_if_still(slots, cx.reports(), slot, key, seen, weight) {
+            Some(seen) => match slots.charge_if(slot, key, seen, weight) {
                 Ok(booked) => return Ok(keep(booked)),
                 Err(Missed::Overflow) => return Err(Error::LoadOverflow),
                 Err(Missed::Moved) => {}
@@ -162,34 +161,6 @@ fn reserve_as<W, S: Selector + ?Sized, R>(
     let booked = slots.charge(last, key, weight)?;
     pool.note_fallback();
     Ok(keep(booked))
-}
-
-/// Books `weight > 0` on `slot` if its effective load is still `seen`: the
-/// pool's own count is checked by compare-and-swap against `seen` less the
-/// reported load read just before (advisory: it may change meanwhile). A
-/// saturated `seen` cannot be split into the two parts: it is booked unchecked,
-/// as long as the pool's own count does not overflow.
-#[inline(always)]
-fn charge_if_still<W>(
-    slots: &Slots<W>,
-    reports: &Reported,
-    slot: u32,
-    key: KeyPtr<W>,
-    seen: u32,
-    weight: u32,
-) -> Result<Booked<W>, Missed> {
-    let Some(board) = reports.active() else {
-        return slots.charge_if(slot, key, seen, weight);
-    };
-    reports.tick();
-    if seen == u32::MAX {
-        return slots.charge(slot, key, weight).map_err(|_| Missed::Overflow);
-    }
-    match seen.checked_sub(board.get(slot)) {
-        Some(local) => slots.charge_if(slot, key, local, weight),
-        // More is reported now than the whole load seen: it moved.
-        None => Err(Missed::Moved),
-    }
 }
 
 /// Books `weight` on a worker named by the caller.

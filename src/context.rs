@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::reports::Reported;
 use crate::request::Request;
 use crate::rng::Rng;
-use crate::scan::{self, Kernel, Least, Source};
+use crate::scan::{self, Kernel, Least};
 use crate::snapshot::SetView;
 use crate::storage::counters::Counters;
 use crate::sync::atomic::Ordering;
@@ -175,9 +175,9 @@ impl<'a> Context<'a> {
     }
 
     /// The effective load of `slot` now: its in-flight count in this pool plus
-    /// the load reported for it from outside, saturating (see
-    /// [`Pool::report_load`](crate::Pool::report_load)). A relaxed read: it may be
-    /// stale by the time you act on it, which is what
+    /// the load reported for it from outside (see
+    /// [`Pool::report_load`](crate::Pool::report_load)), both kept in one counter.
+    /// A relaxed read: it may be stale by the time you act on it, which is what
     /// [`Choice::validated`](crate::Choice::validated) is for.
     #[inline(always)]
     pub fn load(&self, slot: Slot<'a>) -> u32 {
@@ -186,25 +186,18 @@ impl<'a> Context<'a> {
         self.current(slot)
     }
 
-    /// The in-flight count of `slot` in this pool alone.
+    /// The in-flight count of `slot` in this pool alone: [`load`](Self::load) less
+    /// [`reported_load`](Self::reported_load), read one after the other (a report
+    /// landing in between can make it off by that report's change).
     #[inline(always)]
     pub fn local_load(&self, slot: Slot<'a>) -> u32 {
-        self.counters.get(slot.index).load(Ordering::Relaxed)
+        self.current(slot).saturating_sub(self.reported_load(slot))
     }
 
-    /// The load reported for `slot` from outside (`0` when none is).
+    /// The load reported for `slot` from outside, as counted in its load.
     #[inline(always)]
     pub fn reported_load(&self, slot: Slot<'a>) -> u32 {
-        self.reports.active().map_or(0, |r| r.get(slot.index))
-    }
-
-    /// The pool's reported load. Read only by the picks that compare loads, and
-    /// afresh each time: if it turns on or off between a selector's read and
-    /// the booking, the booking's compare-and-swap fails and the selector is
-    /// asked again (unless the slot had nothing reported, when both agree).
-    #[inline(always)]
-    pub(crate) fn reports(&self) -> &'a Reported {
-        self.reports
+        self.reports.board().get(slot.index)
     }
 
     /// The attributes of `slot`'s worker.
@@ -250,41 +243,22 @@ impl<'a> Context<'a> {
     #[inline(always)]
     pub fn least_loaded(&mut self) -> Option<(Slot<'a>, u32)> {
         if let Candidates::Fresh { slots, lanes } = self.candidates {
-            let end = lanes.map_or(slots.len(), <[u32]>::len);
-            let src = Source::all(self.counters.slice(end)).excluding(lanes);
-            // Two calls, not one with an `Option`: without reported load the
-            // scan is the one it was before reports existed, with nothing more
-            // to carry.
-            let found = match self.reports.active() {
-                None => self.scan(src),
-                Some(board) => {
-                    self.reports.tick();
-                    self.scan(src.reported(Some(board.slice(end))))
+            let counters = self.counters.slice(lanes.map_or(slots.len(), <[u32]>::len));
+            // Counters move under us; when the lanes at the minimum moved
+            // between the scan's passes, scan again. A bounded number of times,
+            // then the scalar path, which always answers.
+            for _ in 0..4 {
+                match scan::least(self.backend, counters, lanes, |m| self.rng.below(m)) {
+                    Least::Found { index, min } => return Some((Slot::new(index as u32), min)),
+                    Least::Empty => return None,
+                    Least::Moved => {}
+                    // Saturated counters look like excluded lanes to the scan;
+                    // only the scalar path tells them apart.
+                    Least::Saturated => break,
                 }
-            };
-            if found.is_some() {
-                return found;
             }
         }
         self.least_loaded_by(|_, _| true)
-    }
-
-    /// The vector scan's answer over `src`; `None` if it has none (no lane, or
-    /// saturated loads, which only the scalar path tells apart from excluded
-    /// lanes).
-    #[inline(always)]
-    fn scan(&mut self, src: Source<'_>) -> Option<(Slot<'a>, u32)> {
-        // Counters move under us; when the lanes at the minimum moved between
-        // the scan's passes, scan again. A bounded number of times, then the
-        // scalar path, which always answers.
-        for _ in 0..4 {
-            match scan::least_of(self.backend, src, |m| self.rng.below(m)) {
-                Least::Found { index, min } => return Some((Slot::new(index as u32), min)),
-                Least::Empty | Least::Saturated => return None,
-                Least::Moved => {}
-            }
-        }
-        None
     }
 
     /// The least-loaded candidate among those `keep` admits, ties uniform at
@@ -325,14 +299,10 @@ impl<'a> Context<'a> {
         Some((slot, least.min))
     }
 
-    /// The effective load of `slot` now, not counted as a selector's read.
+    /// The load of `slot` now, not counted as a selector's read.
     #[inline(always)]
     fn current(&self, slot: Slot<'a>) -> u32 {
-        let local = self.counters.get(slot.index).load(Ordering::Relaxed);
-        match self.reports.active() {
-            None => local,
-            Some(r) => local.saturating_add(r.get(slot.index)),
-        }
+        self.counters.get(slot.index).load(Ordering::Relaxed)
     }
 }
 

@@ -86,7 +86,7 @@ pub use owned::handle::OwnedHandle;
 pub use owned::reservation::OwnedReservation;
 pub use pool::{Pool, PoolStats};
 pub use registry::{Params, Registry};
-pub use reports::{DEFAULT_REPORT_MAX_AGE, Summary};
+pub use reports::{DEFAULT_REPORT_MAX_AGE, MAX_REPORTED_LOAD, Summary};
 pub use request::Request;
 pub use reservation::Reservation;
 pub use rng::Rng;

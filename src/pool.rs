@@ -217,7 +217,10 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     pub fn in_flight(&self, worker: &W) -> Option<u32> {
         let snap = self.snapshot();
         match snap.index.get(worker) {
-            Some(&slot) => Some(self.slots.counters.get(slot).load(Ordering::Relaxed)),
+            Some(&slot) => {
+                let booked = self.reported.booked();
+                Some(booked.of(slot, self.slots.counters.get(slot).load(Ordering::Relaxed)))
+            }
             None => lock(&self.writer).draining_load(worker, &self.slots),
         }
     }
@@ -231,14 +234,13 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// Every worker in the set with its in-flight load, in set order.
     pub fn loads(&self) -> Vec<(W, u32)> {
         let snap = self.snapshot();
+        let booked = self.reported.booked();
         snap.view
             .members
             .iter()
             .map(|&slot| {
-                (
-                    snap.key(slot).clone(),
-                    self.slots.counters.get(slot).load(Ordering::Relaxed),
-                )
+                let counter = self.slots.counters.get(slot).load(Ordering::Relaxed);
+                (snap.key(slot).clone(), booked.of(slot, counter))
             })
             .collect()
     }

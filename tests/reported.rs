@@ -4,7 +4,10 @@
 
 use std::collections::HashMap;
 use std::time::Duration;
-use workerpick::{Choice, Context, DeviceAware, LeastLoaded, Pool, PowerOfTwo, Selector, WorkerInfo};
+use workerpick::{
+    Choice, Context, DeviceAware, Error, LeastLoaded, MAX_REPORTED_LOAD, Pool, PowerOfTwo, Selector,
+    WorkerInfo,
+};
 
 fn picks<S: Selector>(pool: &Pool<&'static str>, mode: &S, n: usize) -> HashMap<&'static str, usize> {
     let mut seen = HashMap::new();
@@ -92,23 +95,45 @@ fn a_custom_selector_books_against_the_effective_load_it_saw() {
 }
 
 #[test]
-fn reported_load_saturates_and_local_counts_stay_exact() {
+fn reported_load_is_capped_and_local_counts_stay_exact() {
     let pool = Pool::from_workers(["a", "b"]).unwrap();
     pool.report_load(&"a", u32::MAX - 1);
-    pool.report_load(&"b", u32::MAX);
-    // Both effective loads are near or at the top; bookings still land, exactly.
+    let peer = Pool::from_workers(["a"]).unwrap();
+    let _p = peer.reserve_worker(&"a", 7).unwrap();
+    pool.apply_summary(&peer.summary());
+    assert_eq!(
+        pool.reported_load(&"a"),
+        Some(MAX_REPORTED_LOAD),
+        "sums are capped"
+    );
+    pool.report_load(&"b", MAX_REPORTED_LOAD);
+    // Bookings still land, exactly, on both (the other half of the range is theirs).
     let held: Vec<_> = (0..10)
         .map(|_| pool.reserve(&LeastLoaded::new()).unwrap())
         .collect();
     let total: u32 = ["a", "b"].iter().map(|w| pool.in_flight(w).unwrap()).sum();
     assert_eq!(total, 10);
+    let big = pool.reserve_worker(&"b", u32::MAX / 2 - 16).unwrap();
     assert_eq!(
-        pool.reported_load(&"a"),
-        Some(u32::MAX - 1),
-        "a report is not changed by bookings"
+        pool.reserve_worker(&"b", 100).err(),
+        Some(Error::LoadOverflow),
+        "no wrap"
     );
-    drop(held);
+    drop((held, big));
     assert_eq!((pool.in_flight(&"a"), pool.in_flight(&"b")), (Some(0), Some(0)));
+    assert_eq!(pool.reported_load(&"b"), Some(MAX_REPORTED_LOAD));
+    // A report that does not fit beside the bookings counts as much as fits, and
+    // in full from its next report on.
+    let c = Pool::from_workers(["c"]).unwrap();
+    let huge = c.reserve_worker(&"c", u32::MAX - 100).unwrap();
+    c.report_load(&"c", 500);
+    assert_eq!(
+        (c.reported_load(&"c"), c.in_flight(&"c")),
+        (Some(100), Some(u32::MAX - 100))
+    );
+    drop(huge);
+    c.report_load(&"c", 500);
+    assert_eq!((c.reported_load(&"c"), c.in_flight(&"c")), (Some(500), Some(0)));
 }
 
 #[test]
@@ -267,4 +292,15 @@ fn device_info_is_kept_apart_from_reports() {
         Some(2),
         "an attribute change keeps the report"
     );
+}
+
+#[test]
+fn an_age_limit_too_long_to_reach_means_never() {
+    let (peer, me) = (Pool::from_workers([1]).unwrap(), Pool::from_workers([1]).unwrap());
+    me.set_report_max_age(Duration::MAX);
+    let _r = peer.reserve_worker(&1, 2).unwrap();
+    assert!(me.apply_summary(&peer.summary()));
+    assert!(me.report_load(&1, 3));
+    assert_eq!(me.expire_reports(), 0);
+    assert_eq!(me.reported_load(&1), Some(5));
 }

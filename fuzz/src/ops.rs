@@ -21,8 +21,8 @@ use std::time::Duration;
 use workerpick::scan::Backend;
 use workerpick::{
     CacheHits, Choice, Context, DEFAULT_MAX_WORKERS, DeviceAware, DeviceKind, Eligibility, Error, Handle,
-    LeastLoaded, Params, Pool, PoolStats, PowerOfTwo, Random, Registry, Request, Reservation, Rng,
-    RoundRobin, Selector, WorkerInfo,
+    LeastLoaded, MAX_REPORTED_LOAD, Params, Pool, PoolStats, PowerOfTwo, Random, Registry, Request,
+    Reservation, Rng, RoundRobin, Selector, WorkerInfo,
 };
 
 /// Workers are `0..KEYS`: a small space, so inputs collide often.
@@ -497,6 +497,8 @@ struct Model {
     direct: HashMap<u8, u32>,
     /// Each peer's last summary, as applied (members only); `None`: never sent.
     peers: [Option<HashMap<u8, u32>>; 2],
+    /// The reported load folded into each member's counter.
+    applied: HashMap<u8, u32>,
 }
 
 /// How the model judges a pick: the rule of the selector that made it.
@@ -670,27 +672,40 @@ impl Model {
         peers + self.direct.get(&k).map_or(0, |&l| u64::from(l))
     }
 
-    /// What the pool publishes for `k`: the sum, saturated.
+    /// The reported load counted in `k`'s counter.
     fn published(&self, k: u8) -> u32 {
-        u32::try_from(self.reported(k)).unwrap_or(u32::MAX)
+        self.applied.get(&k).copied().unwrap_or(0)
     }
 
-    /// `k`'s effective load: its own plus the published report, saturating.
+    /// `k`'s load as the pool counts it: its bookings plus the reported load.
     fn effective(&self, k: u8) -> u64 {
-        (self.load(k) + u64::from(self.published(k))).min(u64::from(u32::MAX))
+        self.load(k) + u64::from(self.published(k))
+    }
+
+    /// After a report change touching `k`: its sum, capped, is counted in its
+    /// counter, as much of it as fits beside the bookings.
+    fn refold(&mut self, k: u8) {
+        let cap = u64::from(MAX_REPORTED_LOAD);
+        let target = self.reported(k).min(cap);
+        if target != u64::from(self.published(k)) {
+            let room = u64::from(u32::MAX) - self.load(k);
+            let now = u32::try_from(target.min(room)).expect("at most the cap");
+            self.applied.insert(k, now);
+        }
     }
 
     /// A worker that left takes its reports with it.
     fn forget_reports(&mut self, k: u8) {
+        self.applied.remove(&k);
         self.direct.remove(&k);
         for peer in self.peers.iter_mut().flatten() {
             peer.remove(&k);
         }
     }
 
-    /// Whether booking `weight` on `k` would take its load past `u32::MAX`.
+    /// Whether booking `weight` on `k` would take its counter past `u32::MAX`.
     fn overflows(&self, k: u8, weight: u32) -> bool {
-        weight > 0 && self.load(k) + u64::from(weight) > u64::from(u32::MAX)
+        weight > 0 && self.effective(k) + u64::from(weight) > u64::from(u32::MAX)
     }
 
     fn pins(&self, k: u8) -> usize {
@@ -1034,10 +1049,16 @@ impl<'p> Run<'p> {
                 let (k, load) = (key(k), report_value(load));
                 let member = self.model.is_member(k);
                 assert_eq!(pool.report_load(&k, load), member, "report_load({k}, {load})");
-                if member && load > 0 {
-                    self.model.direct.insert(k, load);
-                } else {
-                    self.model.direct.remove(&k);
+                if member {
+                    // The sum is touched when a load goes or comes (not for 0 in
+                    // place of none).
+                    let before = self.model.direct.remove(&k);
+                    if load > 0 {
+                        self.model.direct.insert(k, load);
+                    }
+                    if before.is_some() || load > 0 {
+                        self.model.refold(k);
+                    }
                 }
             }
             Op::PeerSummary { peer, keys, shift } => {
@@ -1055,15 +1076,25 @@ impl<'p> Run<'p> {
                 let summary = self.peers[p].summary();
                 assert!(pool.apply_summary(&summary), "a newer summary is applied");
                 assert!(!pool.apply_summary(&summary), "the same one again is not");
-                self.model.peers[p] = Some(booked);
+                let old = self.model.peers[p].replace(booked).unwrap_or_default();
+                let new = self.model.peers[p].iter().flat_map(|b| b.keys());
+                let touched: Vec<u8> = old.keys().chain(new).copied().collect();
+                for k in touched {
+                    self.model.refold(k);
+                }
             }
             Op::ExpireReports => {
                 pool.set_report_max_age(Duration::ZERO);
                 let want = self.model.direct.len() + self.model.peers.iter().flatten().count();
                 assert_eq!(pool.expire_reports(), want, "expire_reports");
                 assert_eq!(pool.reporting_peers(), 0, "peers after expiry");
+                let peers = self.model.peers.iter().flatten().flat_map(|p| p.keys());
+                let touched: Vec<u8> = self.model.direct.keys().chain(peers).copied().collect();
                 self.model.direct.clear();
                 self.model.peers = [None, None];
+                for k in touched {
+                    self.model.refold(k);
+                }
                 pool.set_report_max_age(Duration::from_secs(3600));
             }
             Op::Select(pick) => self.pick(pick, Kind::Select),
@@ -1250,15 +1281,9 @@ impl<'p> Run<'p> {
             return;
         }
         let n = cands.len();
-        // Rules compare effective loads; overflow is of the pool's own count.
+        // Loads as the pool counts them: bookings plus the reported load folded in.
         let loads: HashMap<u8, u64> = cands.iter().map(|&k| (k, self.model.effective(k))).collect();
         let load = |k: u8| loads[&k];
-        let owns: HashMap<u8, (u64, u32)> = cands
-            .iter()
-            .map(|&k| (k, (self.model.load(k), self.model.published(k))))
-            .collect();
-        let own = |k: u8| owns[&k].0;
-        let reports_present = self.model.peers.iter().flatten().count() + self.model.direct.len() > 0;
         let weight = match kind {
             Kind::Reserve(w) => u64::from(w),
             _ => 0,
@@ -1309,14 +1334,9 @@ impl<'p> Run<'p> {
                     ..
                 }
             );
-        // A stale validation overflows one unit early (it adds to load + 1), unless
-        // the effective load it saw was saturated by a report: such a booking
-        // cannot be validated and is made unchecked, at the fallback.
-        let limit = |k: u8| {
-            let saturated = owns[&k].1 > 0 && load(k) == u64::from(u32::MAX);
-            u64::from(u32::MAX) - u64::from(stale && !saturated)
-        };
-        let too_heavy = |k: u8| charged > 0 && own(k) + charged > limit(k);
+        // A stale validation overflows one unit early (it adds to load + 1).
+        let limit = u64::from(u32::MAX) - u64::from(stale);
+        let too_heavy = |k: u8| charged > 0 && load(k) + charged > limit;
         // The worker the rule determines, where it does.
         let determined = match rule {
             Rule::RoundRobin { shared: true } => Some(cands[self.model.cursor % n]),
@@ -1332,17 +1352,16 @@ impl<'p> Run<'p> {
         let (may_overflow, must_overflow) = match (determined, rule) {
             (Some(d), _) => (too_heavy(d), too_heavy(d)),
             (None, Rule::LeastLoaded | Rule::DeviceAware { .. }) => {
-                // It books one of the allowed workers at the least effective load.
-                let at_min = || allowed.iter().filter(|&&k| load(k) == min);
-                (at_min().any(|&k| too_heavy(k)), at_min().all(|&k| too_heavy(k)))
+                let heavy = charged > 0 && min + charged > limit;
+                (heavy, heavy)
             }
-            (None, Rule::PowerOfTwo) if !reports_present => {
+            (None, Rule::PowerOfTwo) => {
                 // It books the lighter of two distinct draws.
                 let mut sorted: Vec<u64> = cands.iter().map(|&k| load(k)).collect();
                 sorted.sort_unstable_by(|a, b| b.cmp(a));
                 let second = sorted.get(1).copied().unwrap_or(sorted[0]);
                 (
-                    charged > 0 && second + charged > limit(cands[0]),
+                    charged > 0 && second + charged > limit,
                     cands.iter().all(|&k| too_heavy(k)),
                 )
             }
@@ -1380,7 +1399,7 @@ impl<'p> Run<'p> {
         assert!(
             !too_heavy(w),
             "{what}: booked {charged} on {w} at load {}",
-            own(w)
+            load(w)
         );
         if let Some(d) = determined {
             assert_eq!(w, d, "{what}: candidates {cands:?}, cursor {}", self.model.cursor);

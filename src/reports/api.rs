@@ -40,13 +40,13 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     where
         W: 'w,
     {
-        self.reported.with(|state, board, now| {
+        self.reported.with(&self.slots.counters, |state, cells, now| {
             // Loaded under the lock: see `forget_departed`.
             let snap = self.snapshot();
             let mut members = 0;
             for (worker, load) in reports {
                 if let Some(&slot) = snap.index.get(worker) {
-                    state.report(board, slot, snap.view.gens[slot as usize], load, now);
+                    state.report(cells, slot, snap.view.gens[slot as usize], load, now);
                     members += 1;
                 }
             }
@@ -59,7 +59,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     pub fn reported_load(&self, worker: &W) -> Option<u32> {
         let snap = self.snapshot();
         let &slot = snap.index.get(worker)?;
-        Some(self.reported.board.get(slot))
+        Some(self.reported.board().get(slot))
     }
 
     /// What this router has booked, to send to the other replicas: every worker
@@ -79,12 +79,13 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// ```
     pub fn summary(&self) -> Summary<W> {
         let snap = self.snapshot();
+        let booked = self.reported.booked();
         let loads = snap
             .view
             .members
             .iter()
             .filter_map(|&slot| {
-                let load = self.slots.counters.get(slot).load(Relaxed);
+                let load = booked.of(slot, self.slots.counters.get(slot).load(Relaxed));
                 (load > 0).then(|| (snap.key(slot).clone(), load))
             })
             .collect();
@@ -104,7 +105,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         if summary.origin == self.reported.origin {
             return false;
         }
-        self.reported.with(|state, board, now| {
+        self.reported.with(&self.slots.counters, |state, cells, now| {
             let snap = self.snapshot();
             let view = &snap.view;
             let member =
@@ -127,7 +128,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
                     })
                 })
                 .collect();
-            state.apply(board, summary.origin, summary.seq, entries, now) == Applied::Replaced
+            state.apply(cells, summary.origin, summary.seq, entries, now) == Applied::Replaced
         })
     }
 
@@ -135,7 +136,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// report or the next pick that checks; returns how many sources aged out.
     pub fn expire_reports(&self) -> usize {
         let mut state = lock(&self.reported.state);
-        let dropped = state.expire(&self.reported.board, Instant::now());
+        let dropped = state.expire(self.reported.cells(&self.slots.counters), Instant::now());
         self.reported.store_due(&state);
         dropped
     }
@@ -171,7 +172,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         let mut state = lock(&self.reported.state);
         let snap = self.snapshot();
         let view = &snap.view;
-        state.retain_members(&self.reported.board, |slot| {
+        state.retain_members(self.reported.cells(&self.slots.counters), |slot| {
             view.is_member(slot).then(|| view.gens[slot as usize])
         });
     }

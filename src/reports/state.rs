@@ -1,9 +1,9 @@
-//! The reports' bookkeeping, kept under the pool's report lock: per slot the sum of
-//! what every source reports and who the slot belongs to, per peer its last summary,
-//! and when the oldest source ages out. Picks never see this; they read the published
-//! cells ([`Board`](super::Board)), which every change here keeps equal to the sums.
+//! The reports' bookkeeping, kept under the pool's report lock: per slot the exact
+//! sum of what every source reports and who the slot belongs to, per peer its last
+//! summary, and when the oldest source ages out. Every change ends by folding the
+//! sums that moved into the counters ([`Cells::fold`]).
 
-use super::Board;
+use super::board::{Cells, MAX_REPORTED_LOAD};
 use std::time::{Duration, Instant};
 
 /// One slot as the reports see it.
@@ -19,6 +19,10 @@ struct SlotState {
     total: u64,
     /// The worker's own report and when it came.
     direct: Option<(u32, Instant)>,
+    /// The reported load counted in the slot's counter now.
+    applied: u32,
+    /// Whether `total` moved since it was last folded.
+    dirty: bool,
 }
 
 /// One worker's load in a peer's summary, resolved to this pool's slot.
@@ -59,7 +63,9 @@ pub(crate) struct Reports {
     slots: Vec<SlotState>,
     /// By origin. A few replicas: a list searched in order is enough.
     peers: Vec<(u64, Peer)>,
-    /// Slots whose published sum is not zero.
+    /// Slots whose `total` moved since the last fold.
+    dirty: Vec<u32>,
+    /// Slots with reported load counted in their counter.
     nonzero: usize,
     /// The earliest moment some source ages out (`None`: no source can).
     due: Option<Instant>,
@@ -73,6 +79,7 @@ impl Reports {
             max_age,
             slots: Vec::new(),
             peers: Vec::new(),
+            dirty: Vec::new(),
             nonzero: 0,
             due: None,
             tags: 0,
@@ -97,24 +104,43 @@ impl Reports {
         &mut self.slots[i]
     }
 
+    /// Marks `slot`'s sum as moved.
+    fn touch(&mut self, slot: u32) {
+        let s = self.state(slot);
+        if !s.dirty {
+            s.dirty = true;
+            self.dirty.push(slot);
+        }
+    }
+
+    /// Clears what is kept for `slot` (its counted load goes at the next fold)
+    /// and makes it belong to `owner`.
+    fn reset(&mut self, slot: u32, owner: Option<u32>) {
+        self.tags += 1;
+        let tag = self.tags;
+        let s = self.state(slot);
+        *s = SlotState {
+            owner,
+            tag,
+            applied: s.applied,
+            dirty: s.dirty,
+            ..SlotState::default()
+        };
+        self.touch(slot);
+    }
+
     /// Makes `slot` belong to the worker of generation `owner`, dropping what was
     /// kept for an earlier worker in it; returns the slot's tag.
-    fn claim(&mut self, board: &Board, slot: u32, owner: u32) -> u64 {
+    fn claim(&mut self, slot: u32, owner: u32) -> u64 {
         if self.state(slot).owner != Some(owner) {
-            self.tags += 1;
-            self.slots[slot as usize] = SlotState {
-                owner: Some(owner),
-                tag: self.tags,
-                ..SlotState::default()
-            };
-            self.publish(board, slot);
+            self.reset(slot, Some(owner));
         }
         self.slots[slot as usize].tag
     }
 
     /// Adds `load` to `slot`'s sum (subtracts it if `!add`), if the slot is still
     /// kept under `tag`; a report made before the slot was reset went with it.
-    fn change(&mut self, board: &Board, slot: u32, tag: u64, load: u32, add: bool) {
+    fn change(&mut self, slot: u32, tag: u64, load: u32, add: bool) {
         let s = self.state(slot);
         if s.owner.is_none() || s.tag != tag || load == 0 {
             return;
@@ -125,39 +151,50 @@ impl Reports {
             debug_assert!(s.total >= u64::from(load), "reported load underflow");
             s.total -= u64::from(load);
         }
-        self.publish(board, slot);
+        self.touch(slot);
     }
 
-    /// Stores `slot`'s sum (saturated to `u32::MAX`) where picks read it, and keeps
-    /// the board's on/off switch equal to "some sum is not zero".
-    fn publish(&mut self, board: &Board, slot: u32) {
-        let total = self.slots[slot as usize].total;
-        let value = u32::try_from(total).unwrap_or(u32::MAX);
-        let before = board.swap(slot, value);
-        match (before == 0, value == 0) {
-            (true, false) => self.nonzero += 1,
-            (false, true) => self.nonzero -= 1,
-            _ => {}
+    /// Folds every moved sum into its counter (capped at [`MAX_REPORTED_LOAD`]),
+    /// and keeps the board's switch equal to "some counter holds reported load".
+    fn flush(&mut self, cells: Cells<'_>) {
+        for slot in core::mem::take(&mut self.dirty) {
+            let s = &mut self.slots[slot as usize];
+            s.dirty = false;
+            let target = u32::try_from(s.total).map_or(MAX_REPORTED_LOAD, |t| t.min(MAX_REPORTED_LOAD));
+            if target == s.applied {
+                continue;
+            }
+            let before = s.applied;
+            s.applied = cells.fold(slot, before, target);
+            match (before == 0, s.applied == 0) {
+                (true, false) => self.nonzero += 1,
+                (false, true) => self.nonzero -= 1,
+                _ => {}
+            }
         }
-        board.set_on(self.nonzero > 0);
+        cells.board.set_on(self.nonzero > 0);
     }
 
+    /// Notes a source heard from `at`. An age limit that runs past the clock's
+    /// range means the source never ages out.
     fn schedule(&mut self, at: Instant) {
-        let due = at + self.max_age;
-        self.due = Some(self.due.map_or(due, |d| d.min(due)));
+        if let Some(due) = at.checked_add(self.max_age) {
+            self.due = Some(self.due.map_or(due, |d| d.min(due)));
+        }
     }
 
     /// The worker in `slot` (generation `owner`) reports `load` of its own.
-    pub(crate) fn report(&mut self, board: &Board, slot: u32, owner: u32, load: u32, now: Instant) {
-        let tag = self.claim(board, slot, owner);
+    pub(crate) fn report(&mut self, cells: Cells<'_>, slot: u32, owner: u32, load: u32, now: Instant) {
+        let tag = self.claim(slot, owner);
         if let Some((old, _)) = self.state(slot).direct.take() {
-            self.change(board, slot, tag, old, false);
+            self.change(slot, tag, old, false);
         }
         if load > 0 {
             self.state(slot).direct = Some((load, now));
-            self.change(board, slot, tag, load, true);
+            self.change(slot, tag, load, true);
             self.schedule(now);
         }
+        self.flush(cells);
     }
 
     /// The slot of entry `i` of peer `origin`'s last summary, to try first when
@@ -173,7 +210,7 @@ impl Reports {
     /// Replaces peer `origin`'s report with `entries` (summary number `seq`).
     pub(crate) fn apply(
         &mut self,
-        board: &Board,
+        cells: Cells<'_>,
         origin: u64,
         seq: u64,
         entries: impl IntoIterator<Item = Entry>,
@@ -185,13 +222,13 @@ impl Reports {
             None => Vec::new(),
         };
         for e in &old {
-            self.change(board, e.slot, e.tag, e.load, false);
+            self.change(e.slot, e.tag, e.load, false);
         }
         let mut kept = old;
         kept.clear();
         for e in entries {
-            let tag = self.claim(board, e.slot, e.owner);
-            self.change(board, e.slot, tag, e.load, true);
+            let tag = self.claim(e.slot, e.owner);
+            self.change(e.slot, tag, e.load, true);
             kept.push(Kept {
                 slot: e.slot,
                 tag,
@@ -207,12 +244,13 @@ impl Reports {
             },
         ));
         self.schedule(now);
+        self.flush(cells);
         Applied::Replaced
     }
 
     /// Drops every source last heard from `max_age` or longer before `now`; returns
     /// how many (peers and workers' own reports).
-    pub(crate) fn expire(&mut self, board: &Board, now: Instant) -> usize {
+    pub(crate) fn expire(&mut self, cells: Cells<'_>, now: Instant) -> usize {
         match self.due {
             Some(due) if due <= now => {}
             _ => return 0,
@@ -228,7 +266,7 @@ impl Reports {
             }
             let (_, peer) = self.peers.swap_remove(i);
             for e in &peer.entries {
-                self.change(board, e.slot, e.tag, e.load, false);
+                self.change(e.slot, e.tag, e.load, false);
             }
             expired += 1;
         }
@@ -238,11 +276,12 @@ impl Reports {
                 && old(at)
             {
                 self.slots[slot as usize].direct = None;
-                self.change(board, slot, s.tag, load, false);
+                self.change(slot, s.tag, load, false);
                 expired += 1;
             }
         }
         self.reschedule();
+        self.flush(cells);
         expired
     }
 
@@ -250,19 +289,23 @@ impl Reports {
     fn reschedule(&mut self) {
         let peers = self.peers.iter().map(|(_, p)| p.at);
         let direct = self.slots.iter().filter_map(|s| s.direct.map(|(_, at)| at));
-        self.due = peers.chain(direct).min().map(|at| at + self.max_age);
+        self.due = peers
+            .chain(direct)
+            .min()
+            .and_then(|at| at.checked_add(self.max_age));
     }
 
     /// Drops what is kept for slots whose worker is no longer `member(slot)`'s
-    /// generation (`None`: the slot has no member).
-    pub(crate) fn retain_members(&mut self, board: &Board, member: impl Fn(u32) -> Option<u32>) {
+    /// generation (`None`: the slot has no member), taking its load out of the
+    /// counter.
+    pub(crate) fn retain_members(&mut self, cells: Cells<'_>, member: impl Fn(u32) -> Option<u32>) {
         for slot in 0..self.slots.len() as u32 {
             let owner = self.slots[slot as usize].owner;
             if owner.is_some() && member(slot) != owner {
-                self.slots[slot as usize] = SlotState::default();
-                self.publish(board, slot);
+                self.reset(slot, None);
             }
         }
+        self.flush(cells);
     }
 
     /// The age limit from now on; sources are judged by it at the next expiry.

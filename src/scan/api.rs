@@ -6,7 +6,6 @@
 use super::backend::Backend;
 use super::kernel::Kernel;
 use super::outcome::{Least, MinTies};
-use super::source::Source;
 use crate::sync::atomic::AtomicU32;
 
 /// Scans the lanes: the minimum of `counters[i] | excluded[i]` and its tie count.
@@ -29,7 +28,7 @@ use crate::sync::atomic::AtomicU32;
 #[inline]
 pub fn min_ties(backend: Backend, counters: &[AtomicU32], excluded: &[u32]) -> MinTies {
     let n = counters.len().min(excluded.len());
-    Kernel::of(backend).min_ties(Source::all(&counters[..n]).excluding(Some(&excluded[..n])))
+    Kernel::of(backend).min_ties(&counters[..n], Some(&excluded[..n]))
 }
 
 /// [`min_ties`] with every lane a candidate: the minimum counter and how many share it.
@@ -45,7 +44,7 @@ pub fn min_ties(backend: Backend, counters: &[AtomicU32], excluded: &[u32]) -> M
 /// ```
 #[inline]
 pub fn min_ties_all(backend: Backend, counters: &[AtomicU32]) -> MinTies {
-    Kernel::of(backend).min_ties(Source::all(counters))
+    Kernel::of(backend).min_ties(counters, None)
 }
 
 /// The index of the `k`-th lane (0-based, in index order) whose effective value equals
@@ -74,11 +73,7 @@ pub fn nth_tie(
     k: u32,
 ) -> Result<usize, u32> {
     let n = counters.len().min(excluded.len());
-    Kernel::of(backend).nth_tie(
-        Source::all(&counters[..n]).excluding(Some(&excluded[..n])),
-        min,
-        k,
-    )
+    Kernel::of(backend).nth_tie(&counters[..n], Some(&excluded[..n]), min, k)
 }
 
 /// [`nth_tie`] with every lane a candidate (the companion of [`min_ties_all`]).
@@ -92,7 +87,7 @@ pub fn nth_tie(
 /// ```
 #[inline]
 pub fn nth_tie_all(backend: Backend, counters: &[AtomicU32], min: u32, k: u32) -> Result<usize, u32> {
-    Kernel::of(backend).nth_tie(Source::all(counters), min, k)
+    Kernel::of(backend).nth_tie(counters, None, min, k)
 }
 
 /// The least-loaded pick over the lanes (every counter when `excluded` is `None`): the
@@ -147,36 +142,5 @@ pub fn least(
     excluded: Option<&[u32]>,
     draw: impl FnMut(u32) -> u32,
 ) -> Least {
-    kernel
-        .into()
-        .least(Source::all(counters).excluding(excluded), draw)
-}
-
-/// [`min_ties`] over any [`Source`]: with reported load added to the counters.
-///
-/// ```
-/// use std::sync::atomic::AtomicU32;
-/// use workerpick::scan::{self, Backend, MinTies, Source};
-///
-/// let atomics = |v: [u32; 4]| v.map(AtomicU32::new);
-/// let (counters, reported) = (atomics([0, 2, 1, 0]), atomics([3, 0, 1, u32::MAX]));
-/// let src = Source::all(&counters).reported(Some(&reported));
-/// // Effective loads 3, 2, 2 and u32::MAX (saturated, not wrapped to 0).
-/// assert_eq!(scan::min_ties_of(Backend::detect(), src), MinTies { min: 2, ties: 2 });
-/// ```
-#[inline]
-pub fn min_ties_of(backend: Backend, src: Source<'_>) -> MinTies {
-    Kernel::of(backend).min_ties(src)
-}
-
-/// [`nth_tie`] over any [`Source`].
-#[inline]
-pub fn nth_tie_of(backend: Backend, src: Source<'_>, min: u32, k: u32) -> Result<usize, u32> {
-    Kernel::of(backend).nth_tie(src, min, k)
-}
-
-/// [`least`] over any [`Source`]: the least effective load, reported load included.
-#[inline(always)]
-pub fn least_of(kernel: impl Into<Kernel>, src: Source<'_>, draw: impl FnMut(u32) -> u32) -> Least {
-    kernel.into().least(src, draw)
+    kernel.into().least(counters, excluded, draw)
 }

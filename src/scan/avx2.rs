@@ -202,12 +202,6 @@ impl Vector for Avx2 {
     }
 
     #[inline(always)]
-    fn not(self, a: __m256i) -> __m256i {
-        // SAFETY: see the impl.
-        unsafe { _mm256_xor_si256(a, _mm256_set1_epi32(-1)) }
-    }
-
-    #[inline(always)]
     fn hsum(self, v: __m256i) -> u32 {
         // SAFETY: see the impl.
         unsafe {

@@ -147,12 +147,6 @@ impl Vector for Avx512 {
     }
 
     #[inline(always)]
-    fn not(self, a: __m512i) -> __m512i {
-        // SAFETY: see the impl.
-        unsafe { _mm512_xor_si512(a, _mm512_set1_epi32(-1)) }
-    }
-
-    #[inline(always)]
     fn hsum(self, v: __m512i) -> u32 {
         // SAFETY: see the impl.
         unsafe { _mm512_reduce_add_epi32(v) as u32 }

@@ -6,8 +6,8 @@ use super::draw::{FEW_LANES, SAMPLES, SMALL_LANES, draw_among, sample};
 use super::outcome::{Least, MinTies};
 use super::scalar;
 use super::simd;
-use super::source::Source;
 use super::vector::{Op, Vector};
+use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// A [`Backend`] this CPU runs: checked once when made, so that a scan through it
 /// dispatches on the backend alone, with no feature test.
@@ -43,25 +43,46 @@ impl Kernel {
         unsafe { dispatch::run(self.0, op) }
     }
 
-    /// See [`super::min_ties`].
+    /// See [`super::min_ties`]; `None` scans every lane.
     #[inline]
-    pub(super) fn min_ties(self, src: Source<'_>) -> MinTies {
-        self.run(MinTiesOp { src })
+    pub(super) fn min_ties(self, counters: &[AtomicU32], excluded: Option<&[u32]>) -> MinTies {
+        self.run(MinTiesOp { counters, excluded })
     }
 
-    /// See [`super::nth_tie`].
+    /// See [`super::nth_tie`]; `None` scans every lane.
     #[inline]
-    pub(super) fn nth_tie(self, src: Source<'_>, min: u32, k: u32) -> Result<usize, u32> {
-        self.run(NthTieOp { src, min, k })
+    pub(super) fn nth_tie(
+        self,
+        counters: &[AtomicU32],
+        excluded: Option<&[u32]>,
+        min: u32,
+        k: u32,
+    ) -> Result<usize, u32> {
+        self.run(NthTieOp {
+            counters,
+            excluded,
+            min,
+            k,
+        })
     }
 
     /// See [`super::least`].
     #[inline(always)]
-    pub(super) fn least(self, src: Source<'_>, draw: impl FnMut(u32) -> u32) -> Least {
-        if src.len() <= FEW_LANES {
-            return scalar::least_few(src.counters, src.excluded, src.reported, draw);
+    pub(super) fn least(
+        self,
+        counters: &[AtomicU32],
+        excluded: Option<&[u32]>,
+        draw: impl FnMut(u32) -> u32,
+    ) -> Least {
+        let n = excluded.map_or(counters.len(), |e| e.len().min(counters.len()));
+        if n <= FEW_LANES {
+            return scalar::least_few(counters, excluded, draw);
         }
-        self.run(LeastOp { src, draw })
+        self.run(LeastOp {
+            counters,
+            excluded,
+            draw,
+        })
     }
 }
 
@@ -74,7 +95,8 @@ impl From<Backend> for Kernel {
 }
 
 struct MinTiesOp<'a> {
-    src: Source<'a>,
+    counters: &'a [AtomicU32],
+    excluded: Option<&'a [u32]>,
 }
 
 impl Op for MinTiesOp<'_> {
@@ -82,17 +104,18 @@ impl Op for MinTiesOp<'_> {
 
     #[inline(always)]
     fn scalar(self) -> MinTies {
-        scalar::min_ties(self.src)
+        scalar::min_ties(self.counters, self.excluded)
     }
 
     #[inline(always)]
     fn vector<V: Vector>(self, v: V) -> MinTies {
-        simd::min_ties(v, self.src)
+        simd::min_ties(v, self.counters, self.excluded)
     }
 }
 
 struct NthTieOp<'a> {
-    src: Source<'a>,
+    counters: &'a [AtomicU32],
+    excluded: Option<&'a [u32]>,
     min: u32,
     k: u32,
 }
@@ -102,18 +125,19 @@ impl Op for NthTieOp<'_> {
 
     #[inline(always)]
     fn scalar(self) -> Self::Out {
-        scalar::nth_tie(self.src, self.min, self.k)
+        scalar::nth_tie(self.counters, self.excluded, self.min, self.k)
     }
 
     #[inline(always)]
     fn vector<V: Vector>(self, v: V) -> Self::Out {
-        simd::nth_tie(v, self.src, self.min, self.k)
+        simd::nth_tie(v, self.counters, self.excluded, self.min, self.k)
     }
 }
 
 /// [`super::least`] over more than [`FEW_LANES`] lanes.
 struct LeastOp<'a, D> {
-    src: Source<'a>,
+    counters: &'a [AtomicU32],
+    excluded: Option<&'a [u32]>,
     draw: D,
 }
 
@@ -126,16 +150,21 @@ impl<D: FnMut(u32) -> u32> Op for LeastOp<'_, D> {
     /// another lane for the same draws.
     #[inline(always)]
     fn scalar(self) -> Least {
-        let LeastOp { src, mut draw } = self;
-        let n = src.len();
+        let LeastOp {
+            counters,
+            excluded,
+            mut draw,
+        } = self;
+        let n = excluded.map_or(counters.len(), |e| e.len().min(counters.len()));
         if n <= SMALL_LANES {
-            return scalar::least_small(src, draw);
+            return scalar::least_small(counters, excluded, draw);
         }
-        let found = scalar::min_ties(src);
+        let found = scalar::min_ties(counters, excluded);
         if found.min == u32::MAX {
             return Least::Saturated;
         }
-        if let Some(index) = sample::<SAMPLES>(n, |i| src.value(i), found.min, &mut draw) {
+        let value = |i: usize| counters[i].load(Relaxed) | excluded.map_or(0, |e| e[i]);
+        if let Some(index) = sample::<SAMPLES>(n, value, found.min, &mut draw) {
             return Least::Found {
                 index,
                 min: found.min,
@@ -145,7 +174,7 @@ impl<D: FnMut(u32) -> u32> Op for LeastOp<'_, D> {
             0 => return Least::Moved,
             ties => draw_among(ties, &mut draw),
         };
-        match scalar::nth_tie(src, found.min, k) {
+        match scalar::nth_tie(counters, excluded, found.min, k) {
             Ok(index) => Least::Found {
                 index,
                 min: found.min,
@@ -156,6 +185,6 @@ impl<D: FnMut(u32) -> u32> Op for LeastOp<'_, D> {
 
     #[inline(always)]
     fn vector<V: Vector>(self, v: V) -> Least {
-        simd::least(v, self.src, self.draw)
+        simd::least(v, self.counters, self.excluded, self.draw)
     }
 }

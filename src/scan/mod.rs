@@ -20,9 +20,8 @@
 //! # How a scan works
 //!
 //! The effective value of lane `i` is `counters[i].load(Relaxed) | excluded[i]`, where
-//! `excluded[i]` is `0` for a candidate and `u32::MAX` for a lane to skip, plus
-//! `reported[i].load(Relaxed)` (saturating) when the pool holds reported load; a scan
-//! with no exclusion array reads the counters alone. A least-loaded pick is the minimum,
+//! `excluded[i]` is `0` for a candidate and `u32::MAX` for a lane to skip; a scan with
+//! no exclusion array reads the counters alone. A least-loaded pick is the minimum,
 //! one uniform draw among the lanes holding it, and a compare-and-swap from that
 //! minimum on the chosen counter (see [`docs`](crate::docs) for the tie-break).
 //!
@@ -109,7 +108,6 @@ mod draw;
 mod kernel;
 mod outcome;
 mod scalar;
-mod source;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
@@ -139,10 +137,8 @@ pub use backend::Backend;
 // The kernel itself: for the crate's picks, its fuzz targets, benchmarks and CI
 // scripts. Not part of the API.
 #[doc(hidden)]
-pub use api::{least, least_of, min_ties, min_ties_all, min_ties_of, nth_tie, nth_tie_all, nth_tie_of};
+pub use api::{least, min_ties, min_ties_all, nth_tie, nth_tie_all};
 #[doc(hidden)]
 pub use kernel::Kernel;
 #[doc(hidden)]
 pub use outcome::{Least, MinTies};
-#[doc(hidden)]
-pub use source::Source;

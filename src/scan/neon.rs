@@ -151,11 +151,6 @@ impl Vector for Neon {
         a + b
     }
 
-    #[inline(always)]
-    fn not(self, a: u32x4) -> u32x4 {
-        !a
-    }
-
     /// One `addv`.
     #[inline(always)]
     fn hsum(self, v: u32x4) -> u32 {

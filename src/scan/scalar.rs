@@ -4,82 +4,52 @@
 
 use super::draw::{FEW_LANES, SMALL_LANES, drawn_lane, sample};
 use super::outcome::{Least, MinTies};
-use super::source::Source;
 use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
-/// Runs `$body` with `$values` an iterator over the effective value of each lane of
-/// the [`Source`] `$src`, in order. (A macro, so that each case is its own tight loop.)
+/// Runs `$body` with `$values` an iterator over the effective value of each lane, in
+/// order: every counter when `$excluded` is `None`, else as many lanes as both slices
+/// have. (A macro, so that each case is its own tight loop.)
 macro_rules! with_values {
-    ($src:expr, |$values:ident| $body:expr) => {{
-        let src: Source<'_> = $src;
-        let c = src.counters;
-        match (src.excluded, src.reported) {
-            (None, None) => {
-                let $values = c.iter().map(|c| c.load(Relaxed));
+    ($counters:expr, $excluded:expr, |$values:ident| $body:expr) => {
+        match $excluded {
+            None => {
+                let $values = $counters.iter().map(|c| c.load(Relaxed));
                 $body
             }
-            (Some(e), None) => {
-                let $values = c.iter().zip(e).map(|(c, &e)| c.load(Relaxed) | e);
-                $body
-            }
-            (None, Some(r)) => {
-                let $values = c
-                    .iter()
-                    .zip(r)
-                    .map(|(c, r)| c.load(Relaxed).saturating_add(r.load(Relaxed)));
-                $body
-            }
-            (Some(e), Some(r)) => {
-                let $values = c
-                    .iter()
-                    .zip(e)
-                    .zip(r)
-                    .map(|((c, &e), r)| (c.load(Relaxed) | e).saturating_add(r.load(Relaxed)));
+            Some(e) => {
+                let $values = $counters.iter().zip(e).map(|(c, &e)| c.load(Relaxed) | e);
                 $body
             }
         }
-    }};
+    };
 }
 
-/// Runs `$body` with `$n` the number of lanes of the [`Source`] `$src`, at most `$cap`,
-/// and `$value` the effective value of lane `i < $n`. Each case cuts its slices to
-/// `$n` first, from their own lengths, so the reads need no bounds check.
+/// Runs `$body` with `$n` the number of lanes, at most `$cap` (every counter when
+/// `$excluded` is `None`, else as many lanes as both slices have), and `$value` the
+/// effective value of lane `i < $n`. The slices are cut to `$n` first, so the reads
+/// need no bounds check.
 macro_rules! with_value {
-    ($src:expr, $cap:expr, |$n:ident, $value:ident| $body:expr) => {{
-        let src: Source<'_> = $src;
-        let c = src.counters;
-        match (src.excluded, src.reported) {
-            (None, None) => {
-                let c = &c[..c.len().min($cap)];
+    ($counters:expr, $excluded:expr, $cap:expr, |$n:ident, $value:ident| $body:expr) => {
+        match $excluded {
+            None => {
+                let c = &$counters[..$counters.len().min($cap)];
                 let $n = c.len();
                 let $value = |i: usize| c[i].load(Relaxed);
                 $body
             }
-            (Some(e), None) => {
-                let $n = c.len().min(e.len()).min($cap);
-                let (c, e) = (&c[..$n], &e[..$n]);
+            Some(e) => {
+                let $n = $counters.len().min(e.len()).min($cap);
+                let (c, e) = (&$counters[..$n], &e[..$n]);
                 let $value = |i: usize| c[i].load(Relaxed) | e[i];
                 $body
             }
-            (None, Some(r)) => {
-                let $n = c.len().min(r.len()).min($cap);
-                let (c, r) = (&c[..$n], &r[..$n]);
-                let $value = |i: usize| c[i].load(Relaxed).saturating_add(r[i].load(Relaxed));
-                $body
-            }
-            (Some(e), Some(r)) => {
-                let $n = c.len().min(e.len()).min(r.len()).min($cap);
-                let (c, e, r) = (&c[..$n], &e[..$n], &r[..$n]);
-                let $value = |i: usize| (c[i].load(Relaxed) | e[i]).saturating_add(r[i].load(Relaxed));
-                $body
-            }
         }
-    }};
+    };
 }
 
 #[inline]
-pub(super) fn min_ties(src: Source<'_>) -> MinTies {
-    with_values!(src, |values| {
+pub(super) fn min_ties(counters: &[AtomicU32], excluded: Option<&[u32]>) -> MinTies {
+    with_values!(counters, excluded, |values| {
         let (mut min, mut ties) = (u32::MAX, 0u32);
         for v in values {
             if v < min {
@@ -94,8 +64,13 @@ pub(super) fn min_ties(src: Source<'_>) -> MinTies {
 }
 
 #[inline]
-pub(super) fn nth_tie(src: Source<'_>, min: u32, k: u32) -> Result<usize, u32> {
-    with_values!(src, |values| {
+pub(super) fn nth_tie(
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    min: u32,
+    k: u32,
+) -> Result<usize, u32> {
+    with_values!(counters, excluded, |values| {
         let mut seen = 0;
         for (i, v) in values.enumerate() {
             if v == min {
@@ -126,16 +101,9 @@ pub(super) fn nth_tie(src: Source<'_>, min: u32, k: u32) -> Result<usize, u32> {
 pub(super) fn least_few(
     counters: &[AtomicU32],
     excluded: Option<&[u32]>,
-    reported: Option<&[AtomicU32]>,
     draw: impl FnMut(u32) -> u32,
 ) -> Least {
-    // The parts apart, not a `Source`: in registers rather than through memory.
-    let src = Source {
-        counters,
-        excluded,
-        reported,
-    };
-    with_value!(src, FEW_LANES, |n, value| few(n, value, draw))
+    with_value!(counters, excluded, FEW_LANES, |n, value| few(n, value, draw))
 }
 
 /// [`least_few`] over the effective values `value(0..n)`, `n <= FEW_LANES`.
@@ -169,8 +137,14 @@ fn few(n: usize, value: impl Fn(usize) -> u32, mut draw: impl FnMut(u32) -> u32)
 /// [`least`](super::least) for at most 32 lanes (any further lanes are ignored), in one pass
 /// and one random try.
 #[inline]
-pub(super) fn least_small(src: Source<'_>, draw: impl FnMut(u32) -> u32) -> Least {
-    with_value!(src, SMALL_LANES, |n, value| least_short(n, value, draw))
+pub(super) fn least_small(
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    draw: impl FnMut(u32) -> u32,
+) -> Least {
+    with_value!(counters, excluded, SMALL_LANES, |n, value| least_short(
+        n, value, draw
+    ))
 }
 
 /// [`least`](super::least) over the effective values `value(0..n)` (`n` at most 32; further

@@ -11,13 +11,13 @@
 
 use super::draw::{SAMPLES, SMALL_LANES, draw_among, drawn_lane, sample};
 use super::outcome::{Least, MinTies};
-use super::source::Source;
 use super::vector::{Lanes, Vector, with_lanes};
+use crate::sync::atomic::AtomicU32;
 
 /// See [`super::min_ties`].
 #[inline(always)]
-pub(super) fn min_ties<V: Vector>(v: V, lanes: Source<'_>) -> MinTies {
-    with_lanes!(v, lanes.counters, lanes.excluded, lanes.reported, |l| {
+pub(super) fn min_ties<V: Vector>(v: V, counters: &[AtomicU32], excluded: Option<&[u32]>) -> MinTies {
+    with_lanes!(v, counters, excluded, |l| {
         let min = min(&l);
         MinTies {
             min,
@@ -28,14 +28,25 @@ pub(super) fn min_ties<V: Vector>(v: V, lanes: Source<'_>) -> MinTies {
 
 /// See [`super::nth_tie`].
 #[inline(always)]
-pub(super) fn nth_tie<V: Vector>(v: V, lanes: Source<'_>, min: u32, k: u32) -> Result<usize, u32> {
-    with_lanes!(v, lanes.counters, lanes.excluded, lanes.reported, |l| nth(&l, min, k))
+pub(super) fn nth_tie<V: Vector>(
+    v: V,
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    min: u32,
+    k: u32,
+) -> Result<usize, u32> {
+    with_lanes!(v, counters, excluded, |l| nth(&l, min, k))
 }
 
 /// See [`super::least`]: more than [`FEW_LANES`](super::draw::FEW_LANES) lanes.
 #[inline(always)]
-pub(super) fn least<V: Vector>(v: V, lanes: Source<'_>, draw: impl FnMut(u32) -> u32) -> Least {
-    with_lanes!(v, lanes.counters, lanes.excluded, lanes.reported, |l| least_in(&l, draw))
+pub(super) fn least<V: Vector>(
+    v: V,
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    draw: impl FnMut(u32) -> u32,
+) -> Least {
+    with_lanes!(v, counters, excluded, |l| least_in(&l, draw))
 }
 
 /// From this many lanes on, [`min`] prefetches ahead of its loads: 16 KB of
@@ -48,11 +59,11 @@ const PREFETCH_AHEAD: usize = 512;
 
 /// The smallest effective value (`u32::MAX` for no lanes).
 #[inline(always)]
-fn min<V: Vector, const ALL: bool, const REP: bool>(l: &Lanes<V, ALL, REP>) -> u32 {
+fn min<V: Vector, const ALL: bool>(l: &Lanes<V, ALL>) -> u32 {
     if l.n >= PREFETCH_LANES {
-        min_pass::<V, ALL, REP, true>(l)
+        min_pass::<V, ALL, true>(l)
     } else {
-        min_pass::<V, ALL, REP, false>(l)
+        min_pass::<V, ALL, false>(l)
     }
 }
 
@@ -61,7 +72,7 @@ fn min<V: Vector, const ALL: bool, const REP: bool>(l: &Lanes<V, ALL, REP>) -> u
 /// faster than the hardware prefetcher alone, as long as the prefetches stop at the
 /// last lane (prefetching past it, into the unused counters, made it 19% slower).
 #[inline(always)]
-fn min_pass<V: Vector, const ALL: bool, const REP: bool, const PREFETCH: bool>(l: &Lanes<V, ALL, REP>) -> u32 {
+fn min_pass<V: Vector, const ALL: bool, const PREFETCH: bool>(l: &Lanes<V, ALL>) -> u32 {
     let (s, step) = (l.v, 4 * V::LANES);
     let mut m = [s.splat(u32::MAX); 4];
     let mut i = 0;
@@ -91,7 +102,7 @@ fn min_pass<V: Vector, const ALL: bool, const REP: bool, const PREFETCH: bool>(l
 
 /// How many lanes have the effective value `target` (wrapping, like the scalar count).
 #[inline(always)]
-fn count<V: Vector, const ALL: bool, const REP: bool>(l: &Lanes<V, ALL, REP>, target: u32) -> u32 {
+fn count<V: Vector, const ALL: bool>(l: &Lanes<V, ALL>, target: u32) -> u32 {
     let (s, step) = (l.v, 4 * V::LANES);
     let t = s.splat(target);
     let mut c = [s.splat(0); 4];
@@ -134,7 +145,7 @@ fn search<V: Vector>(v: V, bits: u64, seen: &mut u32, k: u32) -> Option<usize> {
 
 /// See [`super::nth_tie`].
 #[inline(always)]
-fn nth<V: Vector, const ALL: bool, const REP: bool>(l: &Lanes<V, ALL, REP>, min: u32, k: u32) -> Result<usize, u32> {
+fn nth<V: Vector, const ALL: bool>(l: &Lanes<V, ALL>, min: u32, k: u32) -> Result<usize, u32> {
     let (s, step) = (l.v, 4 * V::LANES);
     let target = s.splat(min);
     // Invariant: seen <= k (the search returns as soon as the k-th tie is in a block).
@@ -172,7 +183,7 @@ const SEGMENTS: usize = 128;
 /// draw, then a search of the one segment that holds the drawn tie. The segments bound
 /// that search to 512 lanes up to 65 536 lanes (and to 1/128 of the lanes beyond).
 #[inline(always)]
-fn least_in<V: Vector, const ALL: bool, const REP: bool>(l: &Lanes<V, ALL, REP>, mut draw: impl FnMut(u32) -> u32) -> Least {
+fn least_in<V: Vector, const ALL: bool>(l: &Lanes<V, ALL>, mut draw: impl FnMut(u32) -> u32) -> Least {
     // SAFETY (of `value`): both callers ask only for lanes below n.
     let value = |i: usize| unsafe { l.value(i) };
     if l.n <= SMALL_LANES {
@@ -231,8 +242,8 @@ const SHORT_VECTORS: usize = SMALL_LANES / 4;
 /// chosen lane, which in a loop of reservations is latency the next locked booking
 /// waits for.
 #[inline(always)]
-fn least_short<V: Vector, const ALL: bool, const REP: bool>(
-    l: &Lanes<V, ALL, REP>,
+fn least_short<V: Vector, const ALL: bool>(
+    l: &Lanes<V, ALL>,
     value: impl Fn(usize) -> u32,
     mut draw: impl FnMut(u32) -> u32,
 ) -> Least {

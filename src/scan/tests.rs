@@ -7,10 +7,7 @@
 use super::backend::choose;
 use super::simd;
 use super::vector::Vector;
-use super::{
-    Backend, Kernel, Least, MinTies, Source, least, least_of, min_ties, min_ties_all, min_ties_of, nth_tie,
-    nth_tie_all, nth_tie_of, scalar,
-};
+use super::{Backend, Kernel, Least, MinTies, least, min_ties, min_ties_all, nth_tie, nth_tie_all, scalar};
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
@@ -38,8 +35,8 @@ impl Via {
         match (self, excluded) {
             (Via::Api(b), Some(e)) => min_ties(b, counters, e),
             (Via::Api(b), None) => min_ties_all(b, counters),
-            (Via::Kernel(b), _) => Kernel::of(b).min_ties(Source::all(counters).excluding(excluded)),
-            (Via::Portable, _) => simd::min_ties(Portable, Source::all(counters).excluding(excluded)),
+            (Via::Kernel(b), _) => Kernel::of(b).min_ties(counters, excluded),
+            (Via::Portable, _) => simd::min_ties(Portable, counters, excluded),
         }
     }
 
@@ -53,8 +50,8 @@ impl Via {
         match (self, excluded) {
             (Via::Api(b), Some(e)) => nth_tie(b, counters, e, min, k),
             (Via::Api(b), None) => nth_tie_all(b, counters, min, k),
-            (Via::Kernel(b), _) => Kernel::of(b).nth_tie(Source::all(counters).excluding(excluded), min, k),
-            (Via::Portable, _) => simd::nth_tie(Portable, Source::all(counters).excluding(excluded), min, k),
+            (Via::Kernel(b), _) => Kernel::of(b).nth_tie(counters, excluded, min, k),
+            (Via::Portable, _) => simd::nth_tie(Portable, counters, excluded, min, k),
         }
     }
 }
@@ -130,10 +127,6 @@ impl Vector for Portable {
         core::array::from_fn(|j| a[j].wrapping_add(b[j]))
     }
 
-    fn not(self, a: [u32; 4]) -> [u32; 4] {
-        a.map(|x| !x)
-    }
-
     fn hsum(self, a: [u32; 4]) -> u32 {
         a.into_iter().fold(0, u32::wrapping_add)
     }
@@ -178,12 +171,14 @@ fn check_lanes(counters: &[AtomicU32], values: &[u32], excluded: Option<&[u32]>)
     let zeros = vec![0; values.len()];
     let effective_excluded = excluded.unwrap_or(&zeros);
     let (want, at) = oracle(values, effective_excluded);
-    let src = Source::all(counters).excluding(excluded);
-    assert_eq!(scalar::min_ties(src), want, "scalar vs oracle");
+    assert_eq!(scalar::min_ties(counters, excluded), want, "scalar vs oracle");
     for (k, &idx) in at.iter().enumerate() {
-        assert_eq!(scalar::nth_tie(src, want.min, k as u32), Ok(idx));
+        assert_eq!(scalar::nth_tie(counters, excluded, want.min, k as u32), Ok(idx));
     }
-    assert_eq!(scalar::nth_tie(src, want.min, want.ties), Err(want.ties));
+    assert_eq!(
+        scalar::nth_tie(counters, excluded, want.min, want.ties),
+        Err(want.ties)
+    );
     // A value that is not the minimum (or absent) must be searched the same way.
     let other = values
         .first()
@@ -398,10 +393,15 @@ fn kernels_run_only_available_backends() {
 
 /// `least` on `backend` with draws from a generator seeded with `seed`: the answer and
 /// every draw made, as (bound, value).
-fn least_transcript(backend: Backend, src: Source<'_>, seed: u64) -> (Least, Vec<(u32, u32)>) {
+fn least_transcript(
+    backend: Backend,
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    seed: u64,
+) -> (Least, Vec<(u32, u32)>) {
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut draws = Vec::new();
-    let got = least_of(backend, src, |m| {
+    let got = least(backend, counters, excluded, |m| {
         let d = rng.u32(..m);
         draws.push((m, d));
         d
@@ -410,9 +410,8 @@ fn least_transcript(backend: Backend, src: Source<'_>, seed: u64) -> (Least, Vec
 }
 
 /// Every backend's `least` makes the same draws as scalar's and gives the same answer
-/// for them, whatever they are: ties dense and sparse, masked and not, with reported
-/// load and without, on both sides of each length where the dispatch changes path (8,
-/// 32, and the segments beyond).
+/// for them, whatever they are: ties dense and sparse, masked and not, on both sides of
+/// each length where the dispatch changes path (8, 32, and the segments beyond).
 #[test]
 fn least_matches_scalar_draw_for_draw() {
     let mut rng = fastrand::Rng::with_seed(0x5eed_0006);
@@ -425,17 +424,12 @@ fn least_matches_scalar_draw_for_draw() {
         for _ in 0..if cfg!(miri) { 2 } else { 24 } {
             let (values, excluded) = random_case(&mut rng, len);
             let counters = atomics(&values);
-            let reported = atomics(&random_reports(&mut rng, len));
             let seed = rng.u64(..);
-            let cases = [None, Some(&excluded[..])]
-                .into_iter()
-                .flat_map(|e| [None, Some(&reported[..])].map(|r| (e, r)));
-            for (excluded, reported) in cases {
-                let src = Source::all(&counters).excluding(excluded).reported(reported);
-                let want = least_transcript(Backend::Scalar, src, seed);
+            for excluded in [None, Some(&excluded[..])] {
+                let want = least_transcript(Backend::Scalar, &counters, excluded, seed);
                 let mut rng = fastrand::Rng::with_seed(seed);
                 let mut draws = Vec::new();
-                let portable = simd::least(Portable, src, |m| {
+                let portable = simd::least(Portable, &counters, excluded, |m| {
                     let d = rng.u32(..m);
                     draws.push((m, d));
                     d
@@ -447,88 +441,11 @@ fn least_matches_scalar_draw_for_draw() {
                 );
                 for &backend in dispatched_backends() {
                     assert_eq!(
-                        least_transcript(backend, src, seed),
+                        least_transcript(backend, &counters, excluded, seed),
                         want,
-                        "{backend:?} against scalar: {len} lanes, excluded {}, reported {}, \
-                         seed {seed:#x}\nvalues {values:?}\nexcluded {excluded:?}",
+                        "{backend:?} against scalar: {len} lanes, excluded {}, seed {seed:#x}\n\
+                         values {values:?}\nexcluded {excluded:?}",
                         excluded.is_some(),
-                        reported.is_some(),
-                    );
-                }
-            }
-        }
-    }
-}
-
-/// Reported loads: mostly small, sometimes zero throughout, sometimes near the top so
-/// that the effective load saturates (a wrapped sum would read as a small load).
-fn random_reports(rng: &mut fastrand::Rng, len: usize) -> Vec<u32> {
-    match rng.u8(0..4) {
-        0 => vec![0; len],
-        1 => (0..len).map(|_| rng.u32(0..3)).collect(),
-        2 => (0..len).map(|_| rng.u32(0..64)).collect(),
-        _ => (0..len)
-            .map(|_| match rng.u8(0..3) {
-                0 => u32::MAX - rng.u32(0..4),
-                _ => rng.u32(0..3),
-            })
-            .collect(),
-    }
-}
-
-/// The naive effective loads: counter, exclusion and reported load, saturating.
-fn effective(values: &[u32], excluded: Option<&[u32]>, reported: &[u32]) -> Vec<u32> {
-    (0..values.len().min(reported.len()))
-        .map(|i| (values[i] | excluded.map_or(0, |e| e[i])).saturating_add(reported[i]))
-        .collect()
-}
-
-/// With reported load added, every backend's minimum, tie count and k-th tie match the
-/// naive saturating sum, at every length and alignment.
-#[test]
-fn reported_load_adds_and_saturates_on_every_backend() {
-    let mut rng = fastrand::Rng::with_seed(0x5eed_0007);
-    for len in 0..MAX_LEN.min(140) {
-        for round in 0..if cfg!(miri) { 1 } else { 4 } {
-            let (values, excluded) = random_case(&mut rng, len + OFFSETS);
-            let reports = random_reports(&mut rng, len + OFFSETS);
-            let (counters, reported) = (atomics(&values), atomics(&reports));
-            let off = (len + round) % OFFSETS;
-            for excluded in [None, Some(&excluded[off..])] {
-                let eff = effective(&values[off..], excluded, &reports[off..]);
-                let min = eff.iter().copied().min().unwrap_or(u32::MAX);
-                let at: Vec<usize> = (0..eff.len()).filter(|&i| eff[i] == min).collect();
-                let want = MinTies {
-                    min,
-                    ties: at.len() as u32,
-                };
-                let src = Source::all(&counters[off..])
-                    .excluding(excluded)
-                    .reported(Some(&reported[off..]));
-                let ctx = |b: &dyn core::fmt::Debug| {
-                    format!(
-                        "{b:?}: {} lanes at {off}, excluded {}",
-                        eff.len(),
-                        excluded.is_some()
-                    )
-                };
-                assert_eq!(scalar::min_ties(src), want, "{}", ctx(&"scalar"));
-                assert_eq!(simd::min_ties(Portable, src), want, "{}", ctx(&"portable"));
-                for backend in ALL {
-                    assert_eq!(min_ties_of(backend, src), want, "{}", ctx(&backend));
-                    for (k, &i) in at.iter().enumerate().step_by(3) {
-                        assert_eq!(
-                            nth_tie_of(backend, src, min, k as u32),
-                            Ok(i),
-                            "{}",
-                            ctx(&backend)
-                        );
-                    }
-                    assert_eq!(
-                        nth_tie_of(backend, src, min, want.ties),
-                        Err(want.ties),
-                        "{}",
-                        ctx(&backend)
                     );
                 }
             }

@@ -67,16 +67,6 @@ pub(super) trait Vector: Copy {
     fn count_eq(self, acc: Self::V, a: Self::V, t: Self::V) -> Self::V;
     /// Lane-wise wrapping `a + b`.
     fn add(self, a: Self::V, b: Self::V) -> Self::V;
-    /// Lane-wise `!a`.
-    fn not(self, a: Self::V) -> Self::V;
-
-    /// Lane-wise saturating `a + b`: `a + min(b, !a)`, and `!a = u32::MAX - a` is the
-    /// room left above `a`, so the sum never wraps (no backend has an unsigned 32-bit
-    /// saturating add).
-    #[inline(always)]
-    fn sat_add(self, a: Self::V, b: Self::V) -> Self::V {
-        self.add(a, self.min(b, self.not(a)))
-    }
     /// The wrapping sum of the lanes.
     fn hsum(self, a: Self::V) -> u32;
 
@@ -121,75 +111,64 @@ pub(super) fn first_bits(len: usize) -> u64 {
 }
 
 /// The lanes a scan reads: `n` counters from `c`, each ORed with the matching entry of
-/// `e` unless `ALL`, then, if `REP`, plus the matching reported load from `r`
-/// (saturating), through the instructions of `v`.
+/// `e` unless `ALL`, through the instructions of `v`.
 ///
-/// Invariant (what [`Lanes::new`] establishes from borrowed slices): `c` points to `n`
-/// live atomics, unless `ALL` `e` to `n` readable `u32`s, and if `REP` `r` to `n` live
-/// atomics, for as long as the value is used.
-pub(super) struct Lanes<V, const ALL: bool, const REP: bool> {
+/// Invariant (what the constructors establish from borrowed slices): `c` points to
+/// `n` live atomics, and unless `ALL`, `e` to `n` readable `u32`s, for as long as the
+/// value is used.
+pub(super) struct Lanes<V, const ALL: bool> {
     pub(super) v: V,
     c: *const AtomicU32,
     e: *const u32,
-    r: *const AtomicU32,
     pub(super) n: usize,
 }
 
-impl<V: Vector, const ALL: bool, const REP: bool> Lanes<V, ALL, REP> {
-    /// The lanes of `counters`, ORed with `excluded` (`Some` exactly when `!ALL`) and
-    /// plus `reported` (`Some` exactly when `REP`): as many as every given slice has.
+impl<V: Vector> Lanes<V, true> {
+    /// Every lane of `counters`, with no exclusion array.
     #[inline(always)]
-    pub(super) fn new(
-        v: V,
-        counters: &[AtomicU32],
-        excluded: Option<&[u32]>,
-        reported: Option<&[AtomicU32]>,
-    ) -> Self {
-        debug_assert_eq!(excluded.is_none(), ALL);
-        debug_assert_eq!(reported.is_some(), REP);
-        let n = counters.len();
-        let n = excluded.map_or(n, |e| n.min(e.len()));
-        let n = reported.map_or(n, |r| n.min(r.len()));
+    pub(super) fn all(v: V, counters: &[AtomicU32]) -> Self {
         Lanes {
             v,
             c: counters.as_ptr(),
-            e: excluded.map_or(core::ptr::null(), <[u32]>::as_ptr),
-            r: reported.map_or(core::ptr::null(), <[AtomicU32]>::as_ptr),
-            n,
+            e: core::ptr::null(),
+            n: counters.len(),
         }
     }
 }
 
-/// Runs `$body` with `$l` bound to the [`Lanes`] of `$counters` through `$v`, ORed with
-/// `$excluded` and plus `$reported` where they are `Some` (as many lanes as every given
-/// slice has): one monomorphic body per case.
+impl<V: Vector> Lanes<V, false> {
+    /// The lanes of `counters` each ORed with the entry of `excluded`: as many as both
+    /// slices have.
+    #[inline(always)]
+    pub(super) fn masked(v: V, counters: &[AtomicU32], excluded: &[u32]) -> Self {
+        Lanes {
+            v,
+            c: counters.as_ptr(),
+            e: excluded.as_ptr(),
+            n: counters.len().min(excluded.len()),
+        }
+    }
+}
+
+/// Runs `$body` with `$l` bound to the [`Lanes`] of `$counters` through `$v` (all of
+/// them when `$excluded` is `None`, else as many as both slices have).
 macro_rules! with_lanes {
-    ($v:expr, $counters:expr, $excluded:expr, $reported:expr, |$l:ident| $body:expr) => {{
-        use super::vector::Lanes;
-        let (c, e, r) = ($counters, $excluded, $reported);
-        match (e.is_some(), r.is_some()) {
-            (false, false) => {
-                let $l = Lanes::<_, true, false>::new($v, c, e, r);
+    ($v:expr, $counters:expr, $excluded:expr, |$l:ident| $body:expr) => {
+        match $excluded {
+            None => {
+                let $l = super::vector::Lanes::all($v, $counters);
                 $body
             }
-            (true, false) => {
-                let $l = Lanes::<_, false, false>::new($v, c, e, r);
-                $body
-            }
-            (false, true) => {
-                let $l = Lanes::<_, true, true>::new($v, c, e, r);
-                $body
-            }
-            (true, true) => {
-                let $l = Lanes::<_, false, true>::new($v, c, e, r);
+            Some(e) => {
+                let $l = super::vector::Lanes::masked($v, $counters, e);
                 $body
             }
         }
-    }};
+    };
 }
 pub(super) use with_lanes;
 
-impl<V: Vector, const ALL: bool, const REP: bool> Lanes<V, ALL, REP> {
+impl<V: Vector, const ALL: bool> Lanes<V, ALL> {
     /// The effective values of lanes `i..i + 4 * LANES`, as four vectors.
     ///
     /// # Safety
@@ -199,17 +178,11 @@ impl<V: Vector, const ALL: bool, const REP: bool> Lanes<V, ALL, REP> {
         // SAFETY: the lanes are in bounds (the caller's promise and the invariant).
         unsafe {
             let c = self.v.load4(self.c.add(i));
-            let c = if ALL {
+            if ALL {
                 c
             } else {
                 let e = self.e.add(i);
                 core::array::from_fn(|j| self.v.or(c[j], self.v.load_plain(e.add(j * V::LANES))))
-            };
-            if REP {
-                let r = self.v.load4(self.r.add(i));
-                core::array::from_fn(|j| self.v.sat_add(c[j], r[j]))
-            } else {
-                c
             }
         }
     }
@@ -223,8 +196,11 @@ impl<V: Vector, const ALL: bool, const REP: bool> Lanes<V, ALL, REP> {
         // SAFETY: the lanes are in bounds (the caller's promise and the invariant).
         unsafe {
             let c = self.v.load(self.c.add(i));
-            let c = if ALL { c } else { self.v.or(c, self.v.load_plain(self.e.add(i))) };
-            if REP { self.v.sat_add(c, self.v.load(self.r.add(i))) } else { c }
+            if ALL {
+                c
+            } else {
+                self.v.or(c, self.v.load_plain(self.e.add(i)))
+            }
         }
     }
 
@@ -240,9 +216,11 @@ impl<V: Vector, const ALL: bool, const REP: bool> Lanes<V, ALL, REP> {
         // the tail loads do not access the lanes past them.
         let v = unsafe {
             let c = self.v.load_tail(self.c.add(i), len);
-            let c = if ALL { c } else { self.v.or(c, self.v.load_plain_tail(self.e.add(i), len)) };
-            // The lanes past `len` are u32::MAX already, and stay so.
-            if REP { self.v.sat_add(c, self.v.load_tail(self.r.add(i), len)) } else { c }
+            if ALL {
+                c
+            } else {
+                self.v.or(c, self.v.load_plain_tail(self.e.add(i), len))
+            }
         };
         (v, first_bits(len))
     }
@@ -255,9 +233,8 @@ impl<V: Vector, const ALL: bool, const REP: bool> Lanes<V, ALL, REP> {
     pub(super) unsafe fn value(&self, i: usize) -> u32 {
         // SAFETY: lane i is in bounds (the caller's promise and the invariant).
         let c = unsafe { &*self.c.add(i) }.load(Relaxed);
-        // SAFETY: as above; `e` is read only unless `ALL`, `r` only if `REP`.
-        let c = if ALL { c } else { c | unsafe { *self.e.add(i) } };
-        if REP { c.saturating_add(unsafe { &*self.r.add(i) }.load(Relaxed)) } else { c }
+        // SAFETY: as above; `e` is read only when it is not null.
+        if ALL { c } else { c | unsafe { *self.e.add(i) } }
     }
 
     /// Lanes `start..start + len` of these, as lanes `0..len`.
@@ -270,9 +247,8 @@ impl<V: Vector, const ALL: bool, const REP: bool> Lanes<V, ALL, REP> {
             v: self.v,
             // SAFETY: start <= n, so the pointer stays within (or one past) the array.
             c: unsafe { self.c.add(start) },
-            // Never read when `ALL` or `!REP` (then they are null): no in-bounds claim.
+            // Never read when `ALL` (then it is null): no in-bounds claim is made.
             e: self.e.wrapping_add(start),
-            r: self.r.wrapping_add(start),
             n: len,
         }
     }
@@ -285,9 +261,6 @@ impl<V: Vector, const ALL: bool, const REP: bool> Lanes<V, ALL, REP> {
             self.v.prefetch(self.c.wrapping_add(i + 16 * line).cast());
             if !ALL {
                 self.v.prefetch(self.e.wrapping_add(i + 16 * line).cast());
-            }
-            if REP {
-                self.v.prefetch(self.r.wrapping_add(i + 16 * line).cast());
             }
         }
     }

@@ -1,0 +1,156 @@
+//! A pool's reported-load state: the board, the bookkeeping behind it under its
+//! lock, and the clock that ages reports out.
+
+use super::board::{Board, Cells};
+use super::state::Reports;
+use crate::storage::counters::Counters;
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use crate::sync::{Mutex, MutexGuard, lock};
+use std::time::{Duration, Instant};
+
+/// The age limit of a pool that was not given another.
+pub const DEFAULT_REPORT_MAX_AGE: Duration = Duration::from_secs(5);
+
+/// A pool's reported load: the board, and the bookkeeping behind it.
+pub(crate) struct Reported {
+    pub(super) board: Board,
+    pub(super) state: Mutex<Reports>,
+    /// When some source ages out, in nanoseconds after `epoch` (`u64::MAX`: never).
+    due: AtomicU64,
+    epoch: Instant,
+    /// This pool's name in its summaries.
+    pub(super) origin: u64,
+    /// The number of the last summary made.
+    pub(super) seq: AtomicU64,
+    /// Set (for good) before the first report is resolved to a slot: until then
+    /// a membership change has nothing to drop and skips the report lock, and
+    /// a counter holds bookings alone.
+    pub(super) used: AtomicU32,
+}
+
+/// The bookings in each slot's counter, read with the report lock held when
+/// anything was ever reported (every change to the reported part holds it), so
+/// the two parts of a counter are read together.
+pub(crate) struct Booked<'a> {
+    board: &'a Board,
+    _held: Option<MutexGuard<'a, Reports>>,
+}
+
+impl Booked<'_> {
+    /// The load booked in `slot`, whose counter reads `counter`.
+    pub(crate) fn of(&self, slot: u32, counter: u32) -> u32 {
+        match self._held {
+            None => counter,
+            Some(_) => counter.saturating_sub(self.board.get(slot)),
+        }
+    }
+}
+
+impl Reported {
+    /// Reported load for `len` slots (the length of the counters), none yet.
+    pub(crate) fn new(len: usize, pool_id: u64) -> Self {
+        Self {
+            board: Board::new(len),
+            state: Mutex::new(Reports::new(DEFAULT_REPORT_MAX_AGE)),
+            due: AtomicU64::new(u64::MAX),
+            epoch: Instant::now(),
+            // Random across processes, distinct within one (and under loom).
+            origin: crate::sync::random_seed() ^ pool_id.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            seq: AtomicU64::new(0),
+            used: AtomicU32::new(0),
+        }
+    }
+
+    /// The board.
+    #[inline(always)]
+    pub(crate) fn board(&self) -> &Board {
+        &self.board
+    }
+
+    /// A view of the bookings in the counters (see [`Booked`]).
+    pub(crate) fn booked(&self) -> Booked<'_> {
+        let held = (self.used.load(SeqCst) != 0).then(|| lock(&self.state));
+        Booked {
+            board: &self.board,
+            _held: held,
+        }
+    }
+
+    /// Called by every reservation: while some load is reported, once in 1024
+    /// calls per thread, checks whether a source has aged out.
+    #[inline(always)]
+    pub(crate) fn tick(&self, counters: &Counters) {
+        if self.board.is_on() && now_and_then() {
+            self.expire_if_due(counters);
+        }
+    }
+
+    /// Drops aged sources if one is due and no writer holds the reports.
+    #[cold]
+    #[inline(never)]
+    fn expire_if_due(&self, counters: &Counters) {
+        if self.nanos(Instant::now()) < self.due.load(Relaxed) {
+            return;
+        }
+        // A poisoned lock is left to the writers, which recover it.
+        if let Ok(mut state) = self.state.try_lock() {
+            state.expire(self.cells(counters), Instant::now());
+            self.store_due(&state);
+        }
+    }
+
+    pub(super) fn cells<'a>(&'a self, counters: &'a Counters) -> Cells<'a> {
+        Cells {
+            board: &self.board,
+            counters,
+        }
+    }
+
+    fn nanos(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.epoch).as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    pub(super) fn store_due(&self, state: &Reports) {
+        self.due
+            .store(state.due().map_or(u64::MAX, |at| self.nanos(at)), Relaxed);
+    }
+
+    /// Runs `f` on the bookkeeping under the report lock, then drops aged
+    /// sources and folds every changed sum into the counters.
+    pub(super) fn with<R>(
+        &self,
+        counters: &Counters,
+        f: impl FnOnce(&mut Reports, Cells<'_>, Instant) -> R,
+    ) -> R {
+        // SeqCst, before `f` loads the snapshot, against the membership writer's
+        // publish then load of `used` (see `Pool::forget_departed`): either the
+        // writer sees it set, or `f` sees the writer's new snapshot.
+        self.used.store(1, SeqCst);
+        let mut state = lock(&self.state);
+        let now = Instant::now();
+        let cells = self.cells(counters);
+        let out = f(&mut state, cells, now);
+        state.expire(cells, now);
+        self.store_due(&state);
+        out
+    }
+}
+
+/// True once in 1024 calls on each thread (always under loom, where a model's
+/// few picks must reach the check).
+#[inline(always)]
+fn now_and_then() -> bool {
+    #[cfg(not(loom))]
+    {
+        std::thread_local!(static CALLS: core::cell::Cell<u32> = const { core::cell::Cell::new(0) });
+        CALLS.with(|c| {
+            let n = c.get().wrapping_add(1);
+            c.set(n);
+            n % 1024 == 0
+        })
+    }
+    #[cfg(loom)]
+    {
+        true
+    }
+}
