@@ -51,10 +51,10 @@ struct Job<'p> {
     arrived: u64,
 }
 
-/// A worker: requests in service, and those waiting for a slot.
+/// A worker: requests in service (at most `slots`), and those waiting for a slot.
 #[derive(Default)]
 struct Worker<'p> {
-    busy: usize,
+    serving: Vec<Job<'p>>,
     waiting: VecDeque<Job<'p>>,
     /// Requests it holds, serving and queued.
     held: u32,
@@ -66,8 +66,6 @@ struct State<'s, 'p> {
     pools: &'p [Pool<u32>],
     clock: Clock,
     workers: Vec<Worker<'p>>,
-    /// Requests in service, by ticket.
-    serving: Vec<Option<Job<'p>>>,
     latency_us: Vec<u64>,
     outcome: Outcome,
 }
@@ -105,7 +103,6 @@ pub(super) fn run(
         pools: &pools,
         clock: Clock::default(),
         workers: (0..n).map(|_| Worker::default()).collect(),
-        serving: (0..scenario.requests).map(|_| None).collect(),
         latency_us: Vec::with_capacity(scenario.requests),
         outcome: Outcome {
             requests: scenario.requests,
@@ -199,8 +196,7 @@ impl<'p> State<'_, 'p> {
             ticket,
             arrived: t,
         };
-        if worker.busy < self.fleet.slots {
-            worker.busy += 1;
+        if worker.serving.len() < self.fleet.slots {
             self.start(t, w, job);
         } else {
             worker.waiting.push_back(job);
@@ -219,24 +215,22 @@ impl<'p> State<'_, 'p> {
                 ticket: job.ticket,
             },
         );
-        let ticket = job.ticket as usize;
-        self.serving[ticket] = Some(job);
+        self.workers[w].serving.push(job);
     }
 
     /// Worker `w` finishes request `ticket` at `t`; its slot goes to the next waiting.
     fn done(&mut self, t: u64, w: usize, ticket: u32) {
-        let job = self.serving[ticket as usize]
-            .take()
-            .expect("a request in service");
+        let worker = &mut self.workers[w];
+        let at = worker.serving.iter().position(|j| j.ticket == ticket);
+        let job = worker.serving.swap_remove(at.expect("a request in service"));
+        worker.held -= 1;
+        let held = worker.held;
+        let next = worker.waiting.pop_front();
         self.latency_us.push((t - job.arrived) / 1000);
         drop(job.reservation);
         self.outcome.served[w] += 1;
-        let worker = &mut self.workers[w];
-        worker.held -= 1;
-        let held = worker.held;
-        match worker.waiting.pop_front() {
-            Some(next) => self.start(t, w, next),
-            None => worker.busy -= 1,
+        if let Some(next) = next {
+            self.start(t, w, next);
         }
         let counted: u32 = self
             .pools
