@@ -35,6 +35,31 @@ impl Fleet {
     fn info(&self, w: u32) -> WorkerInfo {
         WorkerInfo::new().device(self.devices[w as usize])
     }
+
+    /// A pool over the fleet, workers `0..n` with their attributes.
+    pub(crate) fn pool(&self) -> Pool<u32> {
+        let workers = self.speeds.len() as u32;
+        // One snapshot for the whole fleet, then one per worker whose attributes
+        // differ from the default: inserting one by one would publish one per
+        // worker, quadratic in a large fleet.
+        let pool = Pool::new();
+        pool.replace(0..workers).expect("a fleet within the pool limit");
+        for w in 0..workers {
+            let info = self.info(w);
+            if info != WorkerInfo::new() {
+                pool.set_info(&w, info).expect("a member");
+            }
+        }
+        pool
+    }
+
+    /// Request `ticket`'s service time on worker `w`: base / speed, ±50% drawn
+    /// from the run's `seed` and the ticket.
+    pub(crate) fn service_time(&self, w: usize, seed: u64, ticket: usize) -> Duration {
+        let mut rng = Rng::with_seed(seed ^ (ticket as u64).wrapping_mul(GOLDEN));
+        let jitter = 0.5 + f64::from(rng.below(1001)) / 1000.0;
+        self.service.mul_f64(jitter / self.speeds[w])
+    }
 }
 
 /// One run's shape.
@@ -111,18 +136,7 @@ pub fn run(load: &Load, selector: &dyn Selector, progress: &dyn Progress) -> Out
     let workers = load.fleet.speeds.len();
     assert!(workers > 0 && load.fleet.slots > 0 && load.concurrency > 0 && load.threads > 0);
     assert_eq!(load.fleet.devices.len(), workers, "one device kind per worker");
-    // One snapshot for the whole fleet, then one per worker whose attributes
-    // differ from the default: inserting one by one would publish one per
-    // worker, quadratic in a large fleet.
-    let pool = Pool::new();
-    pool.replace(0..workers as u32)
-        .expect("a fleet within the pool limit");
-    for w in 0..workers as u32 {
-        let info = load.fleet.info(w);
-        if info != WorkerInfo::new() {
-            pool.set_info(&w, info).expect("a member");
-        }
-    }
+    let pool = load.fleet.pool();
     let n = load.requests;
     let run = Run {
         load,
@@ -226,12 +240,7 @@ impl<'p> Run<'p> {
 
     /// The request's service time on worker `w`: base / speed, ±50% per ticket.
     fn service_time(&self, w: usize, ticket: usize) -> Duration {
-        let mut rng = Rng::with_seed(self.load.seed ^ (ticket as u64).wrapping_mul(GOLDEN));
-        let jitter = 0.5 + f64::from(rng.below(1001)) / 1000.0;
-        self.load
-            .fleet
-            .service
-            .mul_f64(jitter / self.load.fleet.speeds[w])
+        self.load.fleet.service_time(w, self.load.seed, ticket)
     }
 
     /// The monitor: samples every worker's load, reports progress and plays
@@ -351,4 +360,4 @@ enum Phase {
     Back,
 }
 
-const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
+pub(crate) const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;

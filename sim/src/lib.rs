@@ -7,6 +7,7 @@ pub mod modes;
 pub mod outcome;
 pub mod plot;
 mod queue;
+pub mod replicas;
 pub mod report;
 pub mod stats;
 mod table;
@@ -29,6 +30,9 @@ pub struct Config {
     pub classic_requests: usize,
     /// How long each mode picks back to back to measure selections/s.
     pub rate_window: Duration,
+    /// Router replicas in front of the fleet, run for every mode that looks at
+    /// load; `None` skips them.
+    pub replicas: Option<replicas::Scenario>,
 }
 
 /// The classic checks' fleet: 4 equal workers, 32 requests at once.
@@ -48,6 +52,8 @@ pub struct ModeReport {
     pub bursts: bursts::Bursts,
     /// The classic 400 requests at concurrency 32.
     pub classic: Outcome,
+    /// The replica scenario's runs (none for a mode that does not look at load).
+    pub replicas: Vec<replicas::Run>,
 }
 
 /// Where a long run reports how far it got.
@@ -68,7 +74,11 @@ impl Config {
     /// Units of progress a full run reports.
     pub fn progress_total(&self) -> u64 {
         let per_mode = self.load.requests + self.classic_requests + self.bursts;
-        (per_mode * self.modes.len()) as u64
+        let replicas = self.replicas.as_ref().map_or(0, |s| {
+            let aware = self.modes.iter().filter(|m| modes::looks_at_load(m)).count();
+            s.progress_total() * aware as u64
+        });
+        (per_mode * self.modes.len()) as u64 + replicas
     }
 
     /// The classic 400-requests check: 4 equal workers, no queueing.
@@ -115,12 +125,20 @@ pub fn run(config: &Config, progress: &dyn Progress) -> Result<Vec<ModeReport>, 
                 config.load.threads,
                 config.rate_window,
             );
+            let replicas = match &config.replicas {
+                Some(scenario) if modes::looks_at_load(mode) => {
+                    progress.stage(&format!("{mode}: router replicas"));
+                    scenario.run(&config.load.fleet, &*selector, progress)
+                }
+                _ => Vec::new(),
+            };
             Ok(ModeReport {
                 mode: selector.name().to_owned(),
                 load,
                 selections_per_s,
                 bursts,
                 classic,
+                replicas,
             })
         })
         .collect()
@@ -143,6 +161,9 @@ pub fn violations(reports: &[ModeReport]) -> Vec<String> {
                 .into_iter()
                 .map(|v| format!("{}, bursts: {v}", r.mode)),
         );
+        for run in &r.replicas {
+            out.extend(run.violations().into_iter().map(|v| format!("{}, {v}", r.mode)));
+        }
     }
     out
 }

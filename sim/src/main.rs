@@ -74,6 +74,18 @@ struct Args {
     /// Keep the fleet fixed.
     #[arg(long)]
     no_churn: bool,
+    /// Router replica counts in the replica scenario (1: the single router).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8")]
+    replicas: Vec<usize>,
+    /// Periods of the workers' reports and the replicas' summaries, in ms (virtual time).
+    #[arg(long, value_delimiter = ',', default_value = "1,10,100")]
+    periods_ms: Vec<f64>,
+    /// Offered load in the replica scenario, as a fraction of the fleet's capacity.
+    #[arg(long, default_value_t = 0.8)]
+    utilization: f64,
+    /// Requests per run in the replica scenario (0 skips it).
+    #[arg(long, default_value_t = 40_000)]
+    replica_requests: usize,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -92,6 +104,9 @@ const MAX_REQUESTS: usize = 10_000_000;
 /// Requests in flight: a run starts a server thread for each one that can be
 /// served at once, so this bounds its threads whatever the fleet's size.
 const MAX_CONCURRENCY: usize = 4096;
+
+/// Router replicas in one run of the replica scenario.
+const MAX_REPLICAS: usize = 64;
 
 /// The longest one request may be served for at the slowest speed: a run
 /// is meant to take seconds.
@@ -129,11 +144,13 @@ impl Args {
             ("--threads", self.threads, MAX_ROUTER_THREADS),
             ("--requests", self.requests, MAX_REQUESTS),
             ("--concurrency", self.concurrency, MAX_CONCURRENCY),
+            ("--replica-requests", self.replica_requests, MAX_REQUESTS),
         ] {
             if value > max {
                 return Err(format!("{flag} {value} is above this simulator's limit of {max}"));
             }
         }
+        let replicas = self.replica_scenario()?;
         let max_ms = MAX_SERVICE.as_secs_f64() * 1e3;
         if let Some(ms) = self.out_ms
             && !(0.0..=max_ms).contains(&ms)
@@ -207,7 +224,42 @@ impl Args {
             bursts: self.bursts,
             classic_requests: 400,
             rate_window: Duration::from_millis(100),
+            replicas,
         })
+    }
+
+    /// The replica scenario the flags ask for, if any.
+    fn replica_scenario(&self) -> Result<Option<sim::replicas::Scenario>, String> {
+        if self.replica_requests == 0 || self.replicas.is_empty() {
+            return Ok(None);
+        }
+        if let Some(r) = self.replicas.iter().find(|&&r| r == 0 || r > MAX_REPLICAS) {
+            return Err(format!("--replicas {r} is outside 1..={MAX_REPLICAS}"));
+        }
+        // At least a microsecond: a period of 0 would never let virtual time pass.
+        if self.periods_ms.is_empty() || self.periods_ms.iter().any(|&p| !(0.001..=60_000.0).contains(&p)) {
+            return Err("--periods-ms must be between 0.001 and 60000 ms each".into());
+        }
+        if !(self.utilization > 0.0 && self.utilization <= 2.0) {
+            return Err(format!("--utilization {} is outside (0, 2]", self.utilization));
+        }
+        let mut replicas = self.replicas.clone();
+        replicas.sort_unstable();
+        replicas.dedup();
+        let mut periods: Vec<Duration> = self
+            .periods_ms
+            .iter()
+            .map(|&ms| Duration::from_secs_f64(ms / 1e3))
+            .collect();
+        periods.sort_unstable();
+        periods.dedup();
+        Ok(Some(sim::replicas::Scenario {
+            replicas,
+            periods,
+            utilization: self.utilization,
+            requests: self.replica_requests,
+            seed: self.seed,
+        }))
     }
 }
 

@@ -29,3 +29,9 @@ pub fn how(mode: &str) -> Option<&'static str> {
         _ => None,
     }
 }
+
+/// Whether `mode` (any spelling the registry accepts) compares load, so that
+/// what router replicas know of one another's load changes its picks.
+pub fn looks_at_load(mode: &str) -> bool {
+    selector(mode).is_ok_and(|s| how(s.name()).is_some())
+}

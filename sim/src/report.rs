@@ -1,6 +1,7 @@
 //! The report in three formats: a table for people, CSV and JSON for tools.
 
 use super::outcome::Outcome;
+use super::replicas::{Run, Sharing};
 use super::stats::ms;
 use super::{Config, ModeReport};
 use serde_json::{Value, json};
@@ -64,6 +65,16 @@ fn csv(reports: &[ModeReport]) -> String {
             row("churn", m, w, "served_while_out", c.served_while_out as f64);
             row("churn", m, w, "kept_at_readd", f64::from(c.kept_at_readd));
         }
+        for run in &r.replicas {
+            let scenario = format!("replicas-{}-{}", run.replicas, run.sharing.name());
+            let x = &run.outcome;
+            row(&scenario, m, None, "latency_mean_us", x.latency_us.mean);
+            row(&scenario, m, None, "latency_p99_us", x.latency_us.p99 as f64);
+            for (w, (&served, &peak)) in x.served.iter().zip(&x.peak_in_flight).enumerate() {
+                row(&scenario, m, Some(w), "requests", served as f64);
+                row(&scenario, m, Some(w), "peak_in_flight", f64::from(peak));
+            }
+        }
         row("idle", m, None, "selections_per_s", r.selections_per_s);
         let b = &r.bursts;
         row("bursts", m, None, "bursts", b.bursts as f64);
@@ -102,6 +113,30 @@ fn outcome_json(l: &Outcome) -> Value {
     })
 }
 
+fn replica_json(run: &Run) -> Value {
+    let (sharing, period) = match run.sharing {
+        Sharing::Local => ("local", None),
+        Sharing::Reported(p) => ("reported", Some(ms(p))),
+        Sharing::Synced(p) => ("synced", Some(ms(p))),
+    };
+    let x = &run.outcome;
+    json!({
+        "replicas": run.replicas,
+        "sharing": sharing,
+        "period_ms": period,
+        "requests": x.requests,
+        "virtual_ms": ms(x.virtual_time),
+        "latency_us": { "mean": x.latency_us.mean, "p50": x.latency_us.p50, "p99": x.latency_us.p99, "max": x.latency_us.max },
+        "peak_in_flight": x.peak(),
+        "workers": (0..x.served.len()).map(|w| json!({
+            "worker": format!("w{w}"),
+            "requests": x.served[w],
+            "peak_in_flight": x.peak_in_flight[w],
+            "end_in_flight": x.end_in_flight[w],
+        })).collect::<Vec<_>>(),
+    })
+}
+
 fn json(config: &Config, reports: &[ModeReport], timer_ns: u64) -> Value {
     let load = &config.load;
     json!({
@@ -116,6 +151,13 @@ fn json(config: &Config, reports: &[ModeReport], timer_ns: u64) -> Value {
             "bursts": config.bursts,
             "classic_requests": config.classic_requests,
             "timer_overhead_ns": timer_ns,
+            "replica_scenario": config.replicas.as_ref().map(|s| json!({
+                "replicas": s.replicas,
+                "periods_ms": s.periods.iter().map(|&p| ms(p)).collect::<Vec<_>>(),
+                "utilization": s.utilization,
+                "requests": s.requests,
+                "seed": s.seed,
+            })),
         },
         "modes": reports.iter().map(|r| json!({
             "mode": r.mode,
@@ -128,6 +170,7 @@ fn json(config: &Config, reports: &[ModeReport], timer_ns: u64) -> Value {
                 "end_in_flight": r.bursts.end_in_flight,
             },
             "classic400": outcome_json(&r.classic),
+            "replicas": r.replicas.iter().map(replica_json).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "violations": super::violations(reports),
     })

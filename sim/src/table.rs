@@ -210,6 +210,20 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
         let _ = writeln!(o, "{:>16}", ends(&r.classic));
     }
 
+    if let Some(scenario) = &config.replicas
+        && reports.iter().any(|r| !r.replicas.is_empty())
+    {
+        section(
+            &mut o,
+            "6) Router replicas: R routers in front of the same fleet, each with its own pool",
+        );
+        o.push_str(&super::replicas::table::header(scenario));
+        for r in reports.iter().filter(|r| !r.replicas.is_empty()) {
+            o.push('\n');
+            o.push_str(&super::replicas::table::block(&r.mode, scenario, &r.replicas));
+        }
+    }
+
     section(&mut o, "Reading it");
     let mixed = fleet.devices.iter().any(|&d| d != fleet.devices[0]);
     o.push_str(&reading(reports, fleet.speeds.as_slice(), mixed));

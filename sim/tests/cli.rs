@@ -120,3 +120,41 @@ fn an_all_cpu_fleet_has_no_accelerators() {
     ]);
     assert!(!out.contains("accelerator"), "{out}");
 }
+
+#[test]
+fn replica_scenarios_it_cannot_run_are_refused() {
+    refused(&["--replicas", "0"], "--replicas");
+    refused(&["--replicas", "1,100000"], "--replicas");
+    refused(&["--periods-ms", "0"], "--periods-ms");
+    refused(&["--periods-ms", "1,NaN"], "--periods-ms");
+    refused(&["--utilization", "0"], "--utilization");
+    refused(&["--utilization", "3"], "--utilization");
+    refused(&["--replica-requests", "1000000000000"], "--replica-requests");
+}
+
+#[test]
+fn the_replica_scenario_runs_for_load_aware_modes_and_can_be_skipped() {
+    let args = [
+        "-n",
+        "40",
+        "--bursts",
+        "2",
+        "--replicas",
+        "1,4",
+        "--periods-ms",
+        "0.5",
+    ];
+    let with = |extra: &[&str]| table(&[&args[..], extra].concat());
+    let out = with(&["--modes", "random,least-loaded", "--replica-requests", "400"]);
+    assert!(out.contains("== 6) Router replicas"), "{out}");
+    assert!(out.contains("synced every 0.5 ms"), "{out}");
+    assert!(
+        out.contains("least-loaded, 4 replicas synced every 0.5 ms"),
+        "{out}"
+    );
+    assert!(!out.contains("random, 4 replicas"), "{out}");
+    let out = with(&["--modes", "least-loaded", "--replica-requests", "0"]);
+    assert!(!out.contains("== 6)"), "{out}");
+    let out = with(&["--modes", "random", "--replica-requests", "400"]);
+    assert!(!out.contains("== 6)"), "{out}");
+}

@@ -35,6 +35,13 @@ fn small() -> Config {
         bursts: 20,
         classic_requests: 400,
         rate_window: Duration::from_millis(5),
+        replicas: Some(sim::replicas::Scenario {
+            replicas: vec![1, 2],
+            periods: vec![Duration::from_millis(1)],
+            utilization: 0.8,
+            requests: 600,
+            seed: 7,
+        }),
     }
 }
 
@@ -117,11 +124,25 @@ fn small_run_keeps_every_invariant() {
 
     // Every output renders and says what it shows.
     let table = render(Format::Table, &config, &reports, 20);
-    for header in ["== 1)", "== 2)", "== 3)", "== 4)", "== 5)", "Invariants held"] {
+    for header in [
+        "== 1)",
+        "== 2)",
+        "== 3)",
+        "== 4)",
+        "== 5)",
+        "== 6)",
+        "Invariants held",
+    ] {
         assert!(table.contains(header), "{header} missing from:\n{table}");
     }
     let json: serde_json::Value = serde_json::from_str(&render(Format::Json, &config, &reports, 20)).unwrap();
     assert_eq!(json["modes"].as_array().unwrap().len(), reports.len());
+    // The replica scenario ran for the modes that look at load, and only for them.
+    for (r, m) in reports.iter().zip(json["modes"].as_array().unwrap()) {
+        let runs = m["replicas"].as_array().unwrap().len();
+        let expected = if sim::modes::looks_at_load(&r.mode) { 4 } else { 0 };
+        assert_eq!((runs, r.replicas.len()), (expected, expected), "{}", r.mode);
+    }
     assert_eq!(json["violations"].as_array().unwrap().len(), 0);
     let csv = render(Format::Csv, &config, &reports, 20);
     assert!(csv.starts_with("scenario,mode,worker,metric,value\n"));
