@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test
-cargo test --all-features --test registry
+cargo test --all-features --test registry --test reported
 # The response-lifetime wrappers and the tower integration (feature-gated; no runtime).
 cargo test --all-features --test hold --test route
 cargo test --all-features --doc

@@ -114,11 +114,9 @@ pub struct Choice<'a> {
 }
 
 impl<'a> Choice<'a> {
-    /// `slot`, chosen because its load was `seen` (as [`Context::load`] gives it:
+    /// `slot`, chosen because its load was `seen` (as [`Context::load`] gives it,
     /// reported load included): a reservation books it only if the load is still
-    /// `seen`, else the selector is asked again. With reported load, what is
-    /// checked is the pool's own count against `seen` minus the reported load read
-    /// just before the compare-and-swap; the reported part is advisory.
+    /// `seen`, else the selector is asked again.
     ///
     /// [`Context::load`]: crate::Context::load
     pub fn validated(slot: Slot<'a>, seen: u32) -> Self {

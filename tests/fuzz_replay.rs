@@ -71,3 +71,87 @@ fn ops_seeds() {
 fn concurrent_seeds() {
     replay("concurrent", concurrent::run_bytes);
 }
+
+/// The op model's reported-load operations, in a sequence the fuzzer may take a
+/// while to find: reports and peer summaries steering every load-aware mode,
+/// a worker leaving and coming back, capped reports beside near-overflowing
+/// bookings, stale validation, and everything ageing out.
+#[test]
+fn reported_load_ops_agree_with_the_model() {
+    use ops::{Charge, Input, MaskRef, Mode, Op, Pick, Via, Weight};
+    let pick = |mode, via| Pick {
+        mode,
+        via,
+        mask: MaskRef::All,
+        hits: None,
+    };
+    let reserve = |mode, weight| Op::Reserve {
+        pick: pick(mode, Via::Handle(0)),
+        weight,
+    };
+    let mut ops = vec![
+        Op::Report { key: 1, load: 9 },
+        Op::PeerSummary {
+            peer: false,
+            keys: 0b1111,
+            shift: 1,
+        },
+        Op::PeerSummary {
+            peer: true,
+            keys: 0b0110,
+            shift: 3,
+        },
+    ];
+    for mode in [
+        Mode::LeastLoaded,
+        Mode::PowerOfTwo,
+        Mode::DeviceAware { ratio: 0 },
+    ] {
+        ops.extend([reserve(mode, Weight::One), Op::Select(pick(mode, Via::Pool))]);
+    }
+    ops.extend([
+        Op::Reserve {
+            pick: pick(
+                Mode::Nth {
+                    index: 1,
+                    charge: Charge::Stale,
+                },
+                Via::Pool,
+            ),
+            weight: Weight::Small(3),
+        },
+        Op::Remove(2),
+        Op::Report { key: 2, load: 4 },
+        Op::Insert(2),
+        Op::Report { key: 3, load: 255 },
+        Op::ReserveWorker {
+            key: 3,
+            weight: Weight::NearMax(0),
+            handle: None,
+        },
+        Op::ReserveWorker {
+            key: 0,
+            weight: Weight::NearMax(5),
+            handle: None,
+        },
+        Op::Report { key: 0, load: 252 },
+        reserve(Mode::LeastLoaded, Weight::Small(7)),
+        Op::Release(0),
+        Op::Release(0),
+        Op::Report { key: 0, load: 252 },
+        Op::PeerSummary {
+            peer: false,
+            keys: 0b1,
+            shift: 0,
+        },
+        Op::ExpireReports,
+        reserve(Mode::LeastLoaded, Weight::One),
+    ]);
+    ops::run(Input {
+        seed: 7,
+        backend: 0,
+        limit: 6,
+        initial: vec![0, 1, 2, 3],
+        ops,
+    });
+}

@@ -1,8 +1,10 @@
 //! Model 8: reported load (workers' own reports, replicas' summaries) racing picks,
-//! bookings, releases and membership changes. Reports are advisory: whatever order
-//! they land in, local counts stay exact and come back to zero, a pick never books
-//! a worker removed before it started, and a departed worker's report is never
-//! inherited by whoever takes its slot.
+//! bookings, releases and membership changes. Reported load shares each worker's
+//! counter with its bookings, moved by compare-and-swap: whatever order reports,
+//! bookings and releases land in, no count is lost or overwritten, the pool's own
+//! bookings come back to zero, a pick never books a worker removed before it
+//! started, and a departed worker's report is never inherited by whoever takes its
+//! slot.
 #![cfg(loom)]
 
 use loom::sync::Arc;
@@ -27,6 +29,7 @@ fn reports_racing_bookings_leak_nothing() {
         });
         let held = pool.reserve(&LeastLoaded::new()).unwrap();
         reporter.join().unwrap();
+        assert_eq!(pool.stats().fallbacks, 0, "a report made a booking give up");
         for t in threads {
             t.join().unwrap();
         }
@@ -39,11 +42,11 @@ fn reports_racing_bookings_leak_nothing() {
     });
 }
 
-/// A worker reported at the top of the range: effective loads saturate, and the
-/// bookings racing on it land exactly (no wrap to a small load, no lost count).
+/// Workers reported past the cap (half the counter's range): the bookings racing
+/// on them land exactly beside the capped reports (no wrap, no lost count).
 #[test]
-fn saturated_reports_never_wrap_a_count() {
-    model("reported_saturated", || {
+fn capped_reports_never_wrap_a_count() {
+    model("reported_capped", || {
         let pool = Arc::new(Pool::from_workers([0u32, 1]).unwrap());
         pool.report_load(&0, u32::MAX);
         pool.report_load(&1, u32::MAX - 1);
@@ -55,6 +58,7 @@ fn saturated_reports_never_wrap_a_count() {
         }
         let total = pool.in_flight(&0).unwrap() + pool.in_flight(&1).unwrap();
         assert_eq!(total, 2, "each booking counted once");
+        assert_eq!(pool.reported_load(&0), Some(workerpick::MAX_REPORTED_LOAD));
     });
 }
 
