@@ -183,13 +183,35 @@ fn reported(c: &mut Criterion<CpuTime>) {
         let me = Pool::from_workers(0..n as u64).unwrap();
         // Once outside the timing: the timed ones are steady-state updates.
         assert!(me.apply_summary(&peer.summary()));
-        g.bench_function(BenchmarkId::new("apply-summary", OURS), |b| {
+        // Steady: the same loads as last time (each entry is compared, nothing
+        // moves). Changed: every load differs from the last summary's, so every
+        // counter is moved (the peer books one more on every worker, or one less,
+        // by turns, outside the timing).
+        g.bench_function(BenchmarkId::new("apply-summary-steady", OURS), |b| {
             b.iter_batched(
                 || peer.summary(),
                 |s| me.apply_summary(&s),
                 criterion::BatchSize::LargeInput,
             )
         });
+        let mut extra = Vec::new();
+        let mut flip = || {
+            if extra.is_empty() {
+                extra = ids.iter().map(|w| peer.reserve_worker(w, 1).unwrap()).collect();
+            } else {
+                extra.clear();
+            }
+            peer.summary()
+        };
+        g.bench_function(BenchmarkId::new("apply-summary-changed", OURS), |b| {
+            b.iter_batched(
+                &mut flip,
+                |s| me.apply_summary(&s),
+                criterion::BatchSize::LargeInput,
+            )
+        });
+        drop(extra);
+        assert!(me.apply_summary(&peer.summary()));
         g.finish();
         assert_eq!(me.reported_load(&0), Some(1));
         drop(held);

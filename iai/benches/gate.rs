@@ -274,20 +274,28 @@ fn replace(pool: &'static Pool<u32>) -> &'static Pool<u32> {
     pool
 }
 
-/// A replica's summary naming every one of `workers`, and a pool to apply it to.
-fn summary(workers: u32) -> (&'static Pool<u32>, Summary<u32>) {
+/// A replica's summary naming every one of `workers`, and a pool to apply it to
+/// that holds the replica's previous summary: the same loads (`changed` false:
+/// nothing moves) or every one different.
+fn summary((workers, changed): (u32, bool)) -> (&'static Pool<u32>, Summary<u32>) {
     let peer = members(workers);
     for w in 0..workers {
         core::mem::forget(peer.reserve_worker(&w, 1 + w % 3).expect("a member"));
     }
     let me = members(workers);
-    // Applied once outside the measured region: the next is a steady-state update.
+    // Applied outside the measured region: the measured one is an update.
     me.apply_summary(&peer.summary());
+    if changed {
+        for w in 0..workers {
+            core::mem::forget(peer.reserve_worker(&w, 1).expect("a member"));
+        }
+    }
     (me, peer.summary())
 }
 
 #[library_benchmark]
-#[bench::apply_summary_1024(args = (1024), setup = summary, config = budget("apply_summary_1024"))]
+#[bench::apply_summary_1024(args = ((1024, false)), setup = summary, config = budget("apply_summary_1024"))]
+#[bench::apply_summary_changed_1024(args = ((1024, true)), setup = summary, config = budget("apply_summary_changed_1024"))]
 fn apply((pool, summary): (&'static Pool<u32>, Summary<u32>)) -> bool {
     pool.apply_summary(black_box(&summary))
 }

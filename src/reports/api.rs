@@ -1,6 +1,6 @@
 //! The reporting API on [`Pool`]: workers' own reports, replicas' summaries, ageing.
 
-use super::state::{Applied, Entry};
+use super::state::Applied;
 use super::summary::Summary;
 use crate::pool::Pool;
 use crate::sync::atomic::Ordering::Relaxed;
@@ -107,28 +107,18 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         }
         self.reported.with(&self.slots.counters, |state, cells, now| {
             let snap = self.snapshot();
-            let view = &snap.view;
-            let member =
-                |slot: u32, worker: &W| snap.keys.get(slot as usize).and_then(Option::as_ref) == Some(worker);
-            let entries: Vec<Entry> = summary
-                .loads
-                .iter()
-                .enumerate()
-                .filter_map(|(i, (worker, load))| {
-                    // The slot it had in the replica's last summary, if still its:
-                    // one comparison instead of a hash lookup for a steady fleet.
-                    let slot = match state.hint(summary.origin, i) {
-                        Some(slot) if member(slot, worker) => slot,
-                        _ => *snap.index.get(worker)?,
-                    };
-                    Some(Entry {
-                        slot,
-                        owner: view.gens[slot as usize],
-                        load: *load,
-                    })
-                })
-                .collect();
-            state.apply(cells, summary.origin, summary.seq, entries, now) == Applied::Replaced
+            let resolve = |worker: &W, hint: Option<u32>| {
+                // The slot it had in the replica's last summary, if still its:
+                // one comparison instead of a hash lookup for a steady fleet.
+                let slot = match hint {
+                    Some(slot) if snap.keys.get(slot as usize).and_then(Option::as_ref) == Some(worker) => {
+                        slot
+                    }
+                    _ => *snap.index.get(worker)?,
+                };
+                Some((slot, snap.view.gens[slot as usize]))
+            };
+            state.apply(cells, summary.origin, summary.seq, &summary.loads, resolve, now) == Applied::Replaced
         })
     }
 

@@ -25,15 +25,8 @@ struct SlotState {
     dirty: bool,
 }
 
-/// One worker's load in a peer's summary, resolved to this pool's slot.
-#[derive(Clone, Copy)]
-pub(crate) struct Entry {
-    pub(crate) slot: u32,
-    pub(crate) owner: u32,
-    pub(crate) load: u32,
-}
-
-/// An [`Entry`] as kept: against the slot's tag when it was added.
+/// One worker's load in a peer's summary, as kept: resolved to this pool's slot,
+/// against the slot's tag when it was added.
 #[derive(Clone, Copy)]
 struct Kept {
     slot: u32,
@@ -96,6 +89,7 @@ impl Reports {
         self.due
     }
 
+    #[inline]
     fn state(&mut self, slot: u32) -> &mut SlotState {
         let i = slot as usize;
         if i >= self.slots.len() {
@@ -105,6 +99,7 @@ impl Reports {
     }
 
     /// Marks `slot`'s sum as moved.
+    #[inline]
     fn touch(&mut self, slot: u32) {
         let s = self.state(slot);
         if !s.dirty {
@@ -131,6 +126,7 @@ impl Reports {
 
     /// Makes `slot` belong to the worker of generation `owner`, dropping what was
     /// kept for an earlier worker in it; returns the slot's tag.
+    #[inline]
     fn claim(&mut self, slot: u32, owner: u32) -> u64 {
         if self.state(slot).owner != Some(owner) {
             self.reset(slot, Some(owner));
@@ -140,6 +136,7 @@ impl Reports {
 
     /// Adds `load` to `slot`'s sum (subtracts it if `!add`), if the slot is still
     /// kept under `tag`; a report made before the slot was reset went with it.
+    #[inline]
     fn change(&mut self, slot: u32, tag: u64, load: u32, add: bool) {
         let s = self.state(slot);
         if s.owner.is_none() || s.tag != tag || load == 0 {
@@ -151,6 +148,15 @@ impl Reports {
             debug_assert!(s.total >= u64::from(load), "reported load underflow");
             s.total -= u64::from(load);
         }
+        self.touch(slot);
+    }
+
+    /// Replaces `from` with `to` in `slot`'s sum (kept under the tag that added
+    /// `from`, which the caller checked).
+    fn adjust(&mut self, slot: u32, from: u32, to: u32) {
+        let s = &mut self.slots[slot as usize];
+        debug_assert!(s.total >= u64::from(from), "reported load underflow");
+        s.total = s.total - u64::from(from) + u64::from(to);
         self.touch(slot);
     }
 
@@ -197,43 +203,65 @@ impl Reports {
         self.flush(cells);
     }
 
-    /// The slot of entry `i` of peer `origin`'s last summary, to try first when
-    /// resolving entry `i` of its next one.
-    pub(crate) fn hint(&self, origin: u64, i: usize) -> Option<u32> {
-        Some(self.peer(origin)?.entries.get(i)?.slot)
+    /// Whether `slot` is kept for the worker of generation `owner` under `tag`.
+    #[inline]
+    fn kept_under(&self, slot: u32, owner: u32, tag: u64) -> bool {
+        self.slots
+            .get(slot as usize)
+            .is_some_and(|s| s.owner == Some(owner) && s.tag == tag)
     }
 
-    fn peer(&self, origin: u64) -> Option<&Peer> {
-        self.peers.iter().find(|(o, _)| *o == origin).map(|(_, p)| p)
-    }
-
-    /// Replaces peer `origin`'s report with `entries` (summary number `seq`).
-    pub(crate) fn apply(
+    /// Replaces peer `origin`'s report with `loads` (summary number `seq`).
+    /// `resolve(worker, hint)` names the worker's slot and generation in this pool
+    /// (`None`: not a member); `hint` is the slot the entry in the same place of the
+    /// peer's last summary had, to try before a hash lookup.
+    ///
+    /// An entry equal to the one in its place last time (same slot, same load,
+    /// slot kept as then) changes nothing and touches nothing: a steady fleet's
+    /// summary costs a comparison per worker.
+    pub(crate) fn apply<K>(
         &mut self,
         cells: Cells<'_>,
         origin: u64,
         seq: u64,
-        entries: impl IntoIterator<Item = Entry>,
+        loads: &[(K, u32)],
+        resolve: impl Fn(&K, Option<u32>) -> Option<(u32, u32)>,
         now: Instant,
     ) -> Applied {
-        let old = match self.peers.iter().position(|(o, _)| *o == origin) {
+        let mut old = match self.peers.iter().position(|(o, _)| *o == origin) {
             Some(i) if self.peers[i].1.seq >= seq => return Applied::Stale,
             Some(i) => self.peers.swap_remove(i).1.entries,
             None => Vec::new(),
         };
-        for e in &old {
-            self.change(e.slot, e.tag, e.load, false);
-        }
-        let mut kept = old;
-        kept.clear();
-        for e in entries {
-            let tag = self.claim(e.slot, e.owner);
-            self.change(e.slot, tag, e.load, true);
+        let mut kept = Vec::with_capacity(loads.len());
+        for (worker, load) in loads {
+            let j = kept.len();
+            let Some((slot, owner)) = resolve(worker, old.get(j).map(|o| o.slot)) else {
+                continue;
+            };
+            if let Some(o) = old.get(j).copied()
+                && o.slot == slot
+                && self.kept_under(slot, owner, o.tag)
+            {
+                // The same worker in the same place: only the difference moves
+                // the sum, and nothing of the old entry is left to take back.
+                if o.load != *load {
+                    self.adjust(slot, o.load, *load);
+                }
+                kept.push(Kept { load: *load, ..o });
+                old[j].load = 0;
+                continue;
+            }
+            let tag = self.claim(slot, owner);
+            self.change(slot, tag, *load, true);
             kept.push(Kept {
-                slot: e.slot,
+                slot,
                 tag,
-                load: e.load,
+                load: *load,
             });
+        }
+        for o in old.iter().filter(|o| o.load > 0) {
+            self.change(o.slot, o.tag, o.load, false);
         }
         self.peers.push((
             origin,
