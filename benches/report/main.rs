@@ -575,6 +575,39 @@ fn stale_mask_table(d: &Data) -> String {
     grid(d, "mode/workers", &rows, &cols)
 }
 
+/// Reported load (issue 17): picks with every worker reported at the same load
+/// beside the same pool without reports, and applying a 1024-worker summary.
+fn reported_table(d: &Data) -> String {
+    let rows: Vec<Row> = [8, 1024, 10_000]
+        .iter()
+        .map(|n| row(format!("{n} workers"), &[("n", n)]))
+        .collect();
+    let p = |what: &str, how: &str| format!("reported/{{n}}/{what}/{how}");
+    let cols = [
+        ns_col(
+            "least-loaded, local only",
+            &p("least-loaded-reserve", "local-only"),
+        ),
+        ns_col("least-loaded, reported", &p("least-loaded-reserve", "reported")),
+        ratio_col("÷ local only", 1, 0),
+        ns_col(
+            "power-of-two, local only",
+            &p("power-of-two-reserve", "local-only"),
+        ),
+        ns_col("power-of-two, reported", &p("power-of-two-reserve", "reported")),
+        ratio_col("÷ local only", 4, 3),
+        ns_col(
+            "apply a summary, nothing changed",
+            &p("apply-summary-steady", "workerpick-handle"),
+        ),
+        ns_col(
+            "apply a summary, every load changed",
+            &p("apply-summary-changed", "workerpick-handle"),
+        ),
+    ];
+    grid(d, "pool", &rows, &cols)
+}
+
 /// Operations per second at each thread count for each implementation
 /// (`(heading, id)`), and ours ÷ `imps[vs]`; `held` fills `threads{T}-held…`.
 fn per_thread(d: &Data, corner: &str, rows: &[Row], held: &str, imps: &[(&str, &str)], vs: usize) -> String {
@@ -755,7 +788,7 @@ fn neon_table(d: &Data) -> String {
 fn render(d: &Data) -> String {
     let names = mode_names();
     let two = ["power-of-two", "least-loaded"];
-    let tables: [(&str, String); 19] = [
+    let tables: [(&str, String); 20] = [
         ("targets", targets_table(d)),
         ("peers", peers_table(d)),
         ("owned", owned_table(d)),
@@ -767,6 +800,7 @@ fn render(d: &Data) -> String {
         ("masked-select", vs_reference(d, "masked-select", &two)),
         ("masked-reserve", vs_reference(d, "masked-reserve", &two)),
         ("stale-mask", stale_mask_table(d)),
+        ("reported", reported_table(d)),
         ("threads", threads_table(d)),
         ("peer-threads", peer_threads_table(d)),
         ("scaling", scaling_note(d)),
