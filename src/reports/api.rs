@@ -16,7 +16,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// nothing, if `worker` is not in the set.
     ///
     /// Cheap enough for a background task to call thousands of times a second:
-    /// it takes the report lock (never taken by picks), one hash lookup and a store.
+    /// it takes the report lock (never taken by picks), one hash lookup, and one
+    /// compare-and-swap on the worker's counter when its reported load moves.
     ///
     /// ```
     /// use workerpick::{LeastLoaded, Pool};
@@ -54,8 +55,10 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         })
     }
 
-    /// The load reported for `worker` from outside (its own report plus every
-    /// live peer's), or `None` if it is not in the set.
+    /// The load reported for `worker` from outside as its picks count it: its own
+    /// report plus every live peer's, capped at
+    /// [`MAX_REPORTED_LOAD`](crate::MAX_REPORTED_LOAD) and at what fits below
+    /// `u32::MAX` beside its bookings. `None` if it is not in the set.
     pub fn reported_load(&self, worker: &W) -> Option<u32> {
         let snap = self.snapshot();
         let &slot = snap.index.get(worker)?;

@@ -33,13 +33,13 @@ pub(crate) struct Reported {
 /// the two parts of a counter are read together.
 pub(crate) struct Booked<'a> {
     board: &'a Board,
-    _held: Option<MutexGuard<'a, Reports>>,
+    held: Option<MutexGuard<'a, Reports>>,
 }
 
 impl Booked<'_> {
     /// The load booked in `slot`, whose counter reads `counter`.
     pub(crate) fn of(&self, slot: u32, counter: u32) -> u32 {
-        match self._held {
+        match self.held {
             None => counter,
             Some(_) => counter.saturating_sub(self.board.get(slot)),
         }
@@ -72,7 +72,7 @@ impl Reported {
         let held = (self.used.load(SeqCst) != 0).then(|| lock(&self.state));
         Booked {
             board: &self.board,
-            _held: held,
+            held: held,
         }
     }
 
