@@ -185,6 +185,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
                 slots.ensure(self.capacity as usize);
             } else {
                 self.free.remove(&slot);
+                slots.reused(slot);
             }
             self.next_generation = self.next_generation.wrapping_add(1);
             // SAFETY: the slot is fresh or was freed by `reclaim`, which proved no
@@ -377,6 +378,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             if quiet {
                 // SAFETY: as established just above, nothing can reach `slot`.
                 unsafe { slots.keys.set(slot, None) };
+                slots.freed(slot);
                 free.insert(slot);
             }
             !quiet

@@ -14,6 +14,7 @@
 
 pub(crate) mod counters;
 pub(crate) mod keys;
+pub(crate) mod summary;
 
 use crate::error::Error;
 use crate::snapshot::padded;
@@ -58,6 +59,26 @@ impl<W> Slots<W> {
     pub(crate) fn ensure(&self, end: usize) {
         for i in 0..end.div_ceil(KEY_CHUNK) {
             self.keys.grow(i);
+        }
+    }
+
+    /// `slot` was freed (nothing can reach it until it is reused): with a
+    /// summary, its counter is parked at `u32::MAX`, so that a free slot never
+    /// holds its block's lower bound at 0. Writers only.
+    pub(crate) fn freed(&self, slot: u32) {
+        if self.counters.summary().is_some() {
+            self.counters.get(slot).store(u32::MAX, Ordering::Relaxed);
+        }
+    }
+
+    /// Free `slot` is about to be handed to a new worker: its counter is
+    /// back at 0 (and its block's lower bound with it) before any snapshot
+    /// names it. Writers only.
+    pub(crate) fn reused(&self, slot: u32) {
+        if let Some(summary) = self.counters.summary() {
+            // SeqCst, as a release's decrement (see `Summary::lowered`).
+            self.counters.get(slot).store(0, Ordering::SeqCst);
+            summary.lowered(slot, 0);
         }
     }
 
@@ -117,10 +138,16 @@ impl<W> Slots<W> {
         if booked.weight == 0 {
             self.keys.pins(booked.slot).fetch_sub(1, Ordering::Release);
         } else {
-            let before = self
-                .counters
-                .get(booked.slot)
-                .fetch_sub(booked.weight, Ordering::Release);
+            let counter = self.counters.get(booked.slot);
+            let before = match self.counters.summary() {
+                None => counter.fetch_sub(booked.weight, Ordering::Release),
+                // SeqCst: see `Summary::lowered` (the same instruction on x86-64).
+                Some(summary) => {
+                    let before = counter.fetch_sub(booked.weight, Ordering::SeqCst);
+                    summary.lowered(booked.slot, before.wrapping_sub(booked.weight));
+                    before
+                }
+            };
             debug_assert!(before >= booked.weight, "workerpick: in-flight count underflow");
         }
     }
