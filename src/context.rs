@@ -226,15 +226,15 @@ impl<'a> Context<'a> {
             let counters = self.counters.slice(lanes.map_or(slots.len(), <[u32]>::len));
             // Large pools read per-block lower bounds instead of every counter
             // (unmasked picks only: see `scan::blocks`).
-            let summary = self.counters.summary().filter(|_| !self.masked);
+            let (n, summarised) = (counters.len(), !self.masked);
             // Counters move under us; when the lanes at the minimum moved
             // between the scan's passes, scan again. A bounded number of times,
             // then the scalar path, which always answers.
             for _ in 0..4 {
                 let rng = &mut *self.rng;
-                let summarised = summary
-                    .and_then(|s| scan::least_summarised(self.backend, s, counters, lanes, |m| rng.below(m)));
                 let least = summarised
+                    .then(|| scan::least_summarised(self.backend, self.counters, n, lanes, |m| rng.below(m)))
+                    .flatten()
                     .unwrap_or_else(|| scan::least(self.backend, counters, lanes, |m| rng.below(m)));
                 match least {
                     Least::Found { index, min } => return Some((Slot::new(index as u32), min)),

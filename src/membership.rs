@@ -179,6 +179,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             liveness,
             fresh,
         } = staged;
+        let allocated = self.capacity;
         for (slot, key) in fresh {
             if slot >= self.capacity {
                 self.capacity = slot + 1;
@@ -192,6 +193,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             // snapshot, reservation or pin can reach it; we hold the writer lock.
             unsafe { slots.keys.set(slot, Some(key)) };
         }
+        slots.grown(allocated as usize, self.capacity as usize);
         self.epoch += 1;
         self.departed_at = snapshot.view.departed_at;
         current.store(Arc::new(snapshot));

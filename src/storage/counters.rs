@@ -22,6 +22,12 @@ impl Counters {
         }
     }
 
+    /// Drops the per-block lower bounds (before the pool is shared): picks
+    /// then scan flat, and releases touch only their counter.
+    pub(crate) fn drop_summary(&mut self) {
+        self.summary = None;
+    }
+
     /// The per-block lower bounds, if this array keeps them.
     #[inline(always)]
     pub(crate) fn summary(&self) -> Option<&Summary> {
