@@ -29,7 +29,8 @@ use super::simd;
 use super::vector::{Op, Vector};
 use crate::storage::counters::Counters;
 use crate::storage::summary::SUMMARISED_LANES;
-use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use crate::sync::atomic::Ordering::{Acquire, Relaxed};
+use crate::sync::atomic::{AtomicU32, fence};
 
 /// How many times the pick starts over after raising stale bounds.
 const PASSES: usize = 3;
@@ -70,7 +71,11 @@ pub(crate) fn least_summarised(
         if let Some(index) = sample::<SAMPLES>(n, |i| l.value(i), lo, &mut draw) {
             return Some(Least::Found { index, min: lo });
         }
-        // Count the ties at `lo`, raising stale bounds on the way.
+        // Count the ties at `lo`, raising stale bounds on the way. Acquire:
+        // if `lo` was written by a release's lowering, the block scans below
+        // see that release's decrement, so a raise from `lo` cannot be based
+        // on the counter it lowered from.
+        fence(Acquire);
         let mut ties = 0u32;
         let mut raised = false;
         for b in AtLo::new(kernel, cells, lo) {
