@@ -179,6 +179,78 @@
 /// takes the first of its two draws on a tie (the two draws are already
 /// uniform and distinct).
 ///
+/// # Summarised least-loaded (large pools)
+/// A flat scan reads every counter, so its cost grows with the fleet. A pool
+/// with room for `SUMMARISED_LANES` (4096) slots or more (`storage/summary.rs`)
+/// also keeps, per block of `2^s` lanes (`s = log2(slots) / 2`, clamped to
+/// 64..=1024 lanes: about `sqrt(slots)`), a *bound* `B[b]`; an unmasked
+/// least-loaded pick over 4096 lanes or more reads the bounds instead
+/// (`scan/blocks.rs`). Smaller pools, masked picks and a pick that cannot
+/// settle (below) scan flat, and a pool below 4096 slots keeps no bounds, so
+/// its releases pay nothing.
+///
+/// **Invariant.** Outside the window of an operation that is lowering a
+/// counter (between its decrement and its bound update) or raising a bound
+/// (between its compare-and-swap and its second look, below), `B[b]` is at
+/// most every counter of block `b`. Lanes of the block that no snapshot scans
+/// count too: unallocated ones are parked at `u32::MAX` by the writer, and so
+/// are free slots, whose counters nothing else touches until reuse.
+///
+/// **Why it holds.** Bookings only raise counters. A release decrements
+/// (`SeqCst`), loads `B[b]` (`SeqCst`) and lowers it with `fetch_min` only
+/// when the new count is below: a load and a predicted branch, so its cost is
+/// one load of a line that is written only when a bound moves. The writer
+/// does the same when a free or new slot's counter goes to 0 before a
+/// snapshot names it. A pick raises a bound only (1) by compare-and-swap from
+/// the value `lo` it read, (2) to the least counter it then read in the
+/// block, and (3) after an acquire fence between the two reads. Then:
+/// - a release whose lowering landed before the pick read `lo` is seen by the
+///   pick's block scan: if `lo` was that lowering's write, the acquire fence
+///   orders its decrement before the scan; otherwise the bound moved after
+///   it, which only a raise based on the decrement or another lowering can do;
+/// - a release whose lowering lands between the read and the swap makes the
+///   swap fail (the bound is no longer `lo`); a plain store would overwrite
+///   it, which the loom model `summary_race` shows (`--cfg
+///   workerpick_plain_raise`);
+/// - a release whose decrement the scan missed but whose load of `B[b]` came
+///   before the swap does not lower (it saw `lo` at or below its count). So
+///   after the swap the pick fences (`SeqCst`) and reads the block again,
+///   lowering `B[b]` with `fetch_min` to what it finds: by the C++20 rules
+///   for `SeqCst` fences, either that read sees the decrement or the
+///   release's `SeqCst` load saw the raise (and lowered it). This is the
+///   window of the invariant: a bound may stand above a counter from the swap
+///   to the second look. (Loom models `SeqCst` loads as acquire loads, so
+///   under loom the release fences before its load, the form loom checks.)
+/// - the same value written twice (a bound raised from `lo`, then lowered
+///   back to `lo` by a release before the raiser's swap) lets the swap succeed
+///   on a scan that missed that release; the second look repairs it, so it is
+///   another instance of the same window.
+///
+/// **The pick.** `lo`, the least bound, is at most every candidate's
+/// effective value (counter `|` exclusion); a lane holding `lo` is therefore
+/// at the global minimum, and every lane at the global minimum lies in a
+/// block whose bound is `lo`. Up to 8 uniform tries over all `n` lanes (as the
+/// flat scan) take a lane holding `lo`: uniform among the ties. If they miss,
+/// the ties at `lo` are counted in the blocks whose bound is `lo` (found with
+/// the kernel over the bounds), one is drawn and found in index order:
+/// uniform by construction. Blocks at `lo` whose least counter is higher get
+/// raised on the way; if no tie was found, the pick starts over (3 times) if
+/// it raised any, else a block owes its bound to a lane the pick may not
+/// return (a draining worker's) and the pick scans flat. The answer is booked
+/// by the same validated compare-and-swap, so under reservation-only
+/// concurrency (no release, bounds only rise) every booking lands on a lane at
+/// the global minimum, and `T` threads × `k` reservations over `W` idle
+/// workers end at `kT/W` each. A pick costs one pass over `n / 2^s` bounds and
+/// one load when the pool is balanced, plus `c · 2^s` lanes when the tries
+/// miss (`c` blocks at the least bound); the worst case, ties thinly spread
+/// over many blocks, is the flat scan.
+///
+/// **Switch point.** Measured (reserve + read + release, idle pool, this
+/// repository's `least-loaded-large` benches and a 1024-8192 sweep): the flat
+/// scan is faster up to about 2048 lanes and the summarised pick from 4096
+/// (see the report that introduced it for numbers); 4096 is
+/// `SUMMARISED_LANES`.
+///
 /// # Selectors
 /// Modes are plug-ins behind the object-safe [`Selector`](crate::Selector)
 /// trait; the pool's entry points are generic over `S: Selector + ?Sized`, so
@@ -227,6 +299,7 @@
 /// | CAS bookings race releases; least-loaded exact without releases | loom `cas_races`, tests `threads` |
 /// | a stale pick never charges another worker; reuse after last release | loom `stale_pick`, tests `churn` and `stress` |
 /// | growth loses no decrement | loom `growth`, tests `churn` |
+/// | per-block bounds stay below the counters; summarised picks exact, uniform, honour holes | loom `summary` (`summary_race`, `summary_bookings`, `summary_growth`), tests `summarised` |
 /// | a retarget moves one booking | loom `retarget`, tests `accounting` |
 /// | round-robin tickets distinct, preview free | loom `round_robin`, unit tests in `selectors` |
 /// | each mode's rule and draws | unit tests in `selectors` against a sequential reference; tests `device_aware` |

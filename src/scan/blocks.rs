@@ -28,7 +28,7 @@ use super::scalar;
 use super::simd;
 use super::vector::{Op, Vector};
 use crate::storage::counters::Counters;
-use crate::storage::summary::SUMMARISED_LANES;
+use crate::storage::summary::{SUMMARISED_LANES, Summary};
 use crate::sync::atomic::Ordering::{Acquire, Relaxed};
 use crate::sync::atomic::{AtomicU32, fence};
 
@@ -40,19 +40,35 @@ const PASSES: usize = 3;
 /// `n`), as [`least`](super::least) answers it, through the counters'
 /// summary; `None` when the caller should scan flat (no summary, too few
 /// lanes, or no tie found without raising a bound).
-#[inline]
+///
+/// Inlined: the checks that send small pools and pools without a summary to
+/// the flat scan cost a few instructions; the pick itself is not.
+#[inline(always)]
 pub(crate) fn least_summarised(
     kernel: Kernel,
     counters: &Counters,
     n: usize,
     excluded: Option<&[u32]>,
-    mut draw: impl FnMut(u32) -> u32,
+    draw: impl FnMut(u32) -> u32,
 ) -> Option<Least> {
     let summary = counters.summary()?;
     let n = excluded.map_or(n, |e| e.len().min(n));
     if n < SUMMARISED_LANES {
         return None;
     }
+    pick(kernel, summary, counters, n, excluded, draw)
+}
+
+/// [`least_summarised`] over `n >= SUMMARISED_LANES` lanes.
+#[inline(never)]
+fn pick(
+    kernel: Kernel,
+    summary: &Summary,
+    counters: &Counters,
+    n: usize,
+    excluded: Option<&[u32]>,
+    mut draw: impl FnMut(u32) -> u32,
+) -> Option<Least> {
     let width = summary.block_lanes();
     let blocks = n.div_ceil(width);
     let l = View {
@@ -68,7 +84,16 @@ pub(crate) fn least_summarised(
         if lo == u32::MAX {
             return None;
         }
-        if let Some(index) = sample::<SAMPLES>(n, |i| l.value(i), lo, &mut draw) {
+        // One try first: in an idle or balanced pool it lands on a tie.
+        if let Some(index) = sample::<1>(n, |i| l.value(i), lo, &mut draw) {
+            return Some(Least::Found { index, min: lo });
+        }
+        // More tries only if the blocks at `lo` hold a quarter of the lanes or
+        // more; else the ties are few, and counting them in those blocks costs
+        // less than tries that miss (each a load anywhere in the array).
+        let at_lo = kernel.min_ties(cells, None);
+        let many = at_lo.min != lo || (at_lo.ties as usize).saturating_mul(width) >= n / 4;
+        if many && let Some(index) = sample::<{ SAMPLES - 1 }>(n, |i| l.value(i), lo, &mut draw) {
             return Some(Least::Found { index, min: lo });
         }
         // Count the ties at `lo`, raising stale bounds on the way. Acquire:
@@ -78,10 +103,14 @@ pub(crate) fn least_summarised(
         fence(Acquire);
         let mut ties = 0u32;
         let mut raised = false;
+        // The blocks holding ties, while they fit: `find` then need not look
+        // for them again.
+        let mut tied = Tied::default();
         for b in AtLo::new(kernel, cells, lo) {
             let found = l.block_min_ties(b);
             if found.min == lo {
                 ties = ties.wrapping_add(found.ties);
+                tied.push(b);
                 continue;
             }
             let least = l.block_counter_min(b, found.min);
@@ -95,7 +124,11 @@ pub(crate) fn least_summarised(
             }
             return None;
         }
-        return Some(l.find(cells, lo, draw_among(ties, &mut draw)));
+        let k = draw_among(ties, &mut draw);
+        return Some(match tied.blocks() {
+            Some(blocks) => l.find(blocks.iter().copied(), lo, k),
+            None => l.find(AtLo::new(kernel, cells, lo), lo, k),
+        });
     }
     None
 }
@@ -149,10 +182,10 @@ impl View<'_> {
         least_of(self.kernel, &self.all[start..end])
     }
 
-    /// Tie `k` at `lo`, in index order over the blocks whose bound is `lo`;
-    /// `Moved` if lanes moved and there are no longer that many.
-    fn find(&self, cells: &[AtomicU32], lo: u32, mut k: u32) -> Least {
-        for b in AtLo::new(self.kernel, cells, lo) {
+    /// Tie `k` at `lo`, in index order over `blocks` (those holding the ties
+    /// counted); `Moved` if lanes moved and there are no longer that many.
+    fn find(&self, blocks: impl Iterator<Item = usize>, lo: u32, mut k: u32) -> Least {
+        for b in blocks {
             let (start, c, e) = self.candidates(b);
             match self.kernel.nth_tie(c, e, lo, k) {
                 Ok(i) => {
@@ -165,6 +198,27 @@ impl View<'_> {
             }
         }
         Least::Moved
+    }
+}
+
+/// Up to 8 block indices, in the order pushed, unless more were pushed.
+#[derive(Default)]
+struct Tied {
+    blocks: [usize; 8],
+    len: usize,
+}
+
+impl Tied {
+    fn push(&mut self, b: usize) {
+        if let Some(slot) = self.blocks.get_mut(self.len) {
+            *slot = b;
+        }
+        self.len += 1;
+    }
+
+    /// Every block pushed, if they all fit.
+    fn blocks(&self) -> Option<&[usize]> {
+        self.blocks.get(..self.len)
     }
 }
 

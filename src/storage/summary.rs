@@ -7,16 +7,27 @@
 //! a cell ([`Summary::lowered`]); bookings never touch it; a pick that finds a
 //! block's least counter above its cell raises the cell by compare-and-swap
 //! from the value it read ([`Summary::raise`]). Only pools with room for
-//! [`SUMMARISED_LANES`] lanes or more keep a summary; the others pay nothing
-//! on release.
+//! [`SUMMARISED_SLOTS`] slots or more keep a summary; the others pay nothing
+//! on release but a branch on the pool's constant.
 
 use crate::sync::AtomicArray;
 use crate::sync::atomic::{AtomicU32, Ordering, fence};
 
 /// The scan length from which a pick uses the summary (below it, the flat scan
-/// is faster; see `docs::design` for the measurements), and the smallest
-/// counter array that keeps one. Under loom, the 8-slot model pools.
+/// is faster; see `docs::design` for the measurements). Under loom, the
+/// 8-slot model pools.
 pub(crate) const SUMMARISED_LANES: usize = if cfg!(loom) { 8 } else { 4096 };
+
+/// The smallest counter array (a pool's slot limit, padded) that keeps a
+/// summary: above the default limit, so that pools built with it
+/// (`Pool::new`, `Pool::from_workers`) pay nothing on release; a pool for a
+/// large fleet is built with `Pool::with_max_workers` anyway. Under loom,
+/// the 8-slot model pools.
+pub(crate) const SUMMARISED_SLOTS: usize = if cfg!(loom) {
+    8
+} else {
+    2 * crate::storage::DEFAULT_MAX_WORKERS
+};
 
 /// Block sizes, as shifts: `sqrt(lanes)` rounded down to a power of two,
 /// within these bounds (a pick reads about `lanes / block + block` lanes).
@@ -30,10 +41,10 @@ pub(crate) struct Summary {
 }
 
 impl Summary {
-    /// A summary for `lanes` counters, or `None` below [`SUMMARISED_LANES`].
+    /// A summary for `lanes` counters, or `None` below [`SUMMARISED_SLOTS`].
     /// Every cell starts at 0, a lower bound of anything.
     pub(crate) fn for_lanes(lanes: usize) -> Option<Self> {
-        if lanes < SUMMARISED_LANES {
+        if lanes < SUMMARISED_SLOTS {
             return None;
         }
         let shift = (lanes.ilog2() / 2).clamp(MIN_SHIFT, MAX_SHIFT);
