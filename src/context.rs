@@ -225,18 +225,20 @@ impl<'a> Context<'a> {
         if let Candidates::Fresh { slots, lanes } = self.candidates {
             let counters = self.counters.slice(lanes.map_or(slots.len(), <[u32]>::len));
             // Large pools read per-block lower bounds instead of every counter
-            // (unmasked picks only: see `scan::blocks`).
-            let (n, summarised) = (counters.len(), !self.masked);
+            // (unmasked picks only: see `scan::blocks`); the flat scan below
+            // answers when that cannot.
+            if let Some(summary) = self.counters.summary()
+                && !self.masked
+                && let Some((index, min)) =
+                    scan::least_summarised(self.backend, summary, self.counters, counters, lanes, self.rng)
+            {
+                return Some((Slot::new(index), min));
+            }
             // Counters move under us; when the lanes at the minimum moved
             // between the scan's passes, scan again. A bounded number of times,
             // then the scalar path, which always answers.
             for _ in 0..4 {
-                let rng = &mut *self.rng;
-                let least = summarised
-                    .then(|| scan::least_summarised(self.backend, self.counters, n, lanes, |m| rng.below(m)))
-                    .flatten()
-                    .unwrap_or_else(|| scan::least(self.backend, counters, lanes, |m| rng.below(m)));
-                match least {
+                match scan::least(self.backend, counters, lanes, |m| self.rng.below(m)) {
                     Least::Found { index, min } => return Some((Slot::new(index as u32), min)),
                     Least::Empty => return None,
                     Least::Moved => {}

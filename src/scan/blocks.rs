@@ -27,6 +27,7 @@ use super::outcome::{Least, MinTies};
 use super::scalar;
 use super::simd;
 use super::vector::{Op, Vector};
+use crate::rng::Rng;
 use crate::storage::counters::Counters;
 use crate::storage::summary::{SUMMARISED_LANES, Summary};
 use crate::sync::atomic::Ordering::{Acquire, Relaxed};
@@ -35,32 +36,41 @@ use crate::sync::atomic::{AtomicU32, fence};
 /// How many times the pick starts over after raising stale bounds.
 const PASSES: usize = 3;
 
-/// The least-loaded pick over the first `n` counters (each ORed with
-/// `excluded`'s entry, when given; `n` is the length of `excluded`, else
-/// `n`), as [`least`](super::least) answers it, through the counters'
-/// summary; `None` when the caller should scan flat (no summary, too few
-/// lanes, or no tie found without raising a bound).
+/// The least-loaded pick over `counters` (each ORed with `excluded`'s entry,
+/// when given) through `summary`, the bounds of `all` (of which `counters` is
+/// the start): a lane at the minimum and the minimum, ties drawn uniformly
+/// with `rng`. `None` when the caller should scan flat: fewer than
+/// [`SUMMARISED_LANES`] lanes, or no settled answer (lanes kept moving, or no
+/// tie found without raising a bound).
 ///
-/// Inlined: the checks that send small pools and pools without a summary to
-/// the flat scan cost a few instructions; the pick itself is not.
-#[inline(always)]
+/// Out of line, with the retries: a pool without a summary, or a small one,
+/// pays only its caller's test.
+#[inline(never)]
 pub(crate) fn least_summarised(
     kernel: Kernel,
-    counters: &Counters,
-    n: usize,
+    summary: &Summary,
+    all: &Counters,
+    counters: &[AtomicU32],
     excluded: Option<&[u32]>,
-    draw: impl FnMut(u32) -> u32,
-) -> Option<Least> {
-    let summary = counters.summary()?;
-    let n = excluded.map_or(n, |e| e.len().min(n));
+    rng: &mut Rng,
+) -> Option<(u32, u32)> {
+    let n = excluded.map_or(counters.len(), |e| e.len().min(counters.len()));
     if n < SUMMARISED_LANES {
         return None;
     }
-    pick(kernel, summary, counters, n, excluded, draw)
+    for _ in 0..4 {
+        match pick(kernel, summary, all, n, excluded, |m| rng.below(m))? {
+            Least::Found { index, min } => return Some((index as u32, min)),
+            Least::Moved => {}
+            _ => return None,
+        }
+    }
+    None
 }
 
-/// [`least_summarised`] over `n >= SUMMARISED_LANES` lanes.
-#[inline(never)]
+/// The summarised pick over `n >= SUMMARISED_LANES` lanes; `None` when
+/// the caller should scan flat (no tie found without raising a bound).
+#[inline(always)]
 fn pick(
     kernel: Kernel,
     summary: &Summary,

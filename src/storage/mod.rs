@@ -148,6 +148,14 @@ impl<W> Slots<W> {
         }
     }
 
+    /// Gives back a pin on `slot`. Out of line: pins are the rare kind of
+    /// booking, and keeping them out of [`release`](Self::release) keeps that
+    /// small enough to inline where reservations drop.
+    #[inline(never)]
+    fn unpin(&self, slot: u32) {
+        self.keys.pins(slot).fetch_sub(1, Ordering::Release);
+    }
+
     /// Gives `booked` back. Its owner calls this exactly once per booking.
     #[inline(always)]
     pub(crate) fn release(&self, booked: &Booked<W>) {
@@ -155,19 +163,18 @@ impl<W> Slots<W> {
         // the owner's reads of the key happen-before the slot is handed to
         // another worker.
         if booked.weight == 0 {
-            self.keys.pins(booked.slot).fetch_sub(1, Ordering::Release);
+            self.unpin(booked.slot);
         } else {
-            let counter = self.counters.get(booked.slot);
-            let before = match self.counters.summary() {
-                None => counter.fetch_sub(booked.weight, Ordering::Release),
-                // SeqCst: see `Summary::lowered` (the same instruction on x86-64).
-                Some(summary) => {
-                    let before = counter.fetch_sub(booked.weight, Ordering::SeqCst);
-                    summary.lowered(booked.slot, before.wrapping_sub(booked.weight));
-                    before
-                }
-            };
+            // SeqCst (which includes Release) for the block bounds, see
+            // `Summary::lowered`; on x86-64 the same instruction as Release.
+            let before = self
+                .counters
+                .get(booked.slot)
+                .fetch_sub(booked.weight, Ordering::SeqCst);
             debug_assert!(before >= booked.weight, "workerpick: in-flight count underflow");
+            if let Some(summary) = self.counters.summary() {
+                summary.lowered(booked.slot, before.wrapping_sub(booked.weight));
+            }
         }
     }
 }
