@@ -181,13 +181,15 @@
 ///
 /// # Summarised least-loaded (large pools)
 /// A flat scan reads every counter, so its cost grows with the fleet. A pool
-/// with room for `SUMMARISED_LANES` (4096) slots or more (`storage/summary.rs`)
-/// also keeps, per block of `2^s` lanes (`s = log2(slots) / 2`, clamped to
-/// 64..=1024 lanes: about `sqrt(slots)`), a *bound* `B[b]`; an unmasked
-/// least-loaded pick over 4096 lanes or more reads the bounds instead
-/// (`scan/blocks.rs`). Smaller pools, masked picks and a pick that cannot
-/// settle (below) scan flat, and a pool below 4096 slots keeps no bounds, so
-/// its releases pay nothing.
+/// whose slot limit is `SUMMARISED_SLOTS` (2^17, twice the default limit) or
+/// more (`storage/summary.rs`) also keeps, per block of `2^s` lanes
+/// (`s = log2(slots) / 2`, clamped to 64..=1024 lanes: about `sqrt(slots)`),
+/// a *bound* `B[b]`; an unmasked least-loaded pick over `SUMMARISED_LANES`
+/// (4096) lanes or more reads the bounds instead (`scan/blocks.rs`). Smaller
+/// sets, masked picks and a pick that cannot settle (below) scan flat. A pool
+/// with a smaller limit (`Pool::new`, `Pool::from_workers`) keeps no bounds:
+/// its release tests one pool constant (the callgrind gate's budgets for 8
+/// and 1024 workers did not move), and so does its least-loaded pick.
 ///
 /// **Invariant.** Outside the window of an operation that is lowering a
 /// counter (between its decrement and its bound update) or raising a bound
@@ -229,8 +231,9 @@
 /// **The pick.** `lo`, the least bound, is at most every candidate's
 /// effective value (counter `|` exclusion); a lane holding `lo` is therefore
 /// at the global minimum, and every lane at the global minimum lies in a
-/// block whose bound is `lo`. Up to 8 uniform tries over all `n` lanes (as the
-/// flat scan) take a lane holding `lo`: uniform among the ties. If they miss,
+/// block whose bound is `lo`. A uniform try over all `n` lanes (up to 8 when
+/// the blocks at `lo` hold a quarter of the lanes) takes a lane holding `lo`:
+/// uniform among the ties. If they miss,
 /// the ties at `lo` are counted in the blocks whose bound is `lo` (found with
 /// the kernel over the bounds), one is drawn and found in index order:
 /// uniform by construction. Blocks at `lo` whose least counter is higher get
@@ -241,9 +244,10 @@
 /// concurrency (no release, bounds only rise) every booking lands on a lane at
 /// the global minimum, and `T` threads × `k` reservations over `W` idle
 /// workers end at `kT/W` each. A pick costs one pass over `n / 2^s` bounds and
-/// one load when the pool is balanced, plus `c · 2^s` lanes when the tries
-/// miss (`c` blocks at the least bound); the worst case, ties thinly spread
-/// over many blocks, is the flat scan.
+/// one load when the pool is balanced, plus `c · 2^s` lanes when the try
+/// misses (`c` blocks at the least bound; more tries are made only when those
+/// blocks hold a quarter of the lanes or more); the worst case, ties thinly
+/// spread over many blocks, is the flat scan.
 ///
 /// **Switch point.** Measured (reserve + read + release, idle pool, this
 /// repository's `least-loaded-large` benches and a 1024-8192 sweep): the flat

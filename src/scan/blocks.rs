@@ -10,9 +10,10 @@
 //! global minimum, and every lane at the global minimum then lies in a block
 //! whose bound is `lo`.
 //!
-//! The pick first tries up to [`SAMPLES`] lanes drawn uniformly over all `n`;
-//! one that holds `lo` is uniform among the ties (an idle or balanced pool
-//! ends here, after one read of the bounds). If every try misses, it counts
+//! The pick first tries a lane drawn uniformly over all `n`, and up to
+//! [`SAMPLES`] in all if the blocks at `lo` hold a quarter of the lanes or
+//! more; a try that finds `lo` is uniform among the ties (an idle or balanced
+//! pool ends here, after one read of the bounds). If the tries miss, it counts
 //! the ties at `lo` in the blocks whose bound is `lo`, draws one, and finds
 //! it. A block at `lo` whose least counter is higher gets its bound raised on
 //! the way; if no tie was found but a bound was raised, `lo` was stale and the

@@ -16,7 +16,7 @@ use crate::sync::atomic::{AtomicU32, Ordering, fence};
 /// The scan length from which a pick uses the summary (below it, the flat scan
 /// is faster; see `docs::design` for the measurements). Under loom, the
 /// 8-slot model pools.
-pub(crate) const SUMMARISED_LANES: usize = if cfg!(loom) { 8 } else { 4096 };
+pub(crate) const SUMMARISED_LANES: usize = if cfg!(loom) { 8 } else { 1024 };
 
 /// The smallest counter array (a pool's slot limit, padded) that keeps a
 /// summary: above the default limit, so that pools built with it
