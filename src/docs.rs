@@ -249,11 +249,18 @@
 /// blocks hold a quarter of the lanes or more); the worst case, ties thinly
 /// spread over many blocks, is the flat scan.
 ///
-/// **Switch point.** Measured (reserve + read + release, idle pool, this
-/// repository's `least-loaded-large` benches and a 1024-8192 sweep): the flat
-/// scan is faster up to about 2048 lanes and the summarised pick from 4096
-/// (see the report that introduced it for numbers); 4096 is
-/// `SUMMARISED_LANES`.
+/// **Switch point.** Measured with least-loaded reserve + read + release on a
+/// pool with bounds (limit 2^17, blocks of 256), summarised against flat, in
+/// ns (x86-64, AVX-512, 2 shared cores; idle / 4 ties): 512 lanes 41-51 /
+/// 100-150 against 55-59 / 91-109; 1024 lanes 38-48 / 100-147 against 56-77
+/// / 105-148; 2048 lanes 47-50 / 126-133 against 105-107 / 218-223. At 1024
+/// the summarised pick wins idle and ties with 4 ties, so `SUMMARISED_LANES`
+/// is 1024. Larger (criterion, `least-loaded-large`): 10^4 workers 33 / 77
+/// against 294 / 576; 10^5 39 / 124 against 3 316 / 6 648; 10^6 174 / 266
+/// against 150 190 / 310 150. At 10^6 a pick is bound by two dependent cache
+/// misses, the sampled counter and then the worker's key (a random
+/// reservation with no scan costs 87-118 ns there). A release on a pool with
+/// bounds costs 0.2-0.9 ns more (random reserve + release at 10^4 workers).
 ///
 /// # Selectors
 /// Modes are plug-ins behind the object-safe [`Selector`](crate::Selector)
