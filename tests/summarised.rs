@@ -54,6 +54,12 @@ fn threads_reserving_end_level() {
     assert!(pool.loads().iter().all(|&(_, l)| l == 0));
 }
 
+/// The chi-square statistic of `counts` against a uniform split of `draws`.
+fn chi_square(counts: impl ExactSizeIterator<Item = u32>, draws: u32) -> f64 {
+    let expected = f64::from(draws) / counts.len() as f64;
+    counts.map(|n| (f64::from(n) - expected).powi(2) / expected).sum()
+}
+
 /// Chi-square over the tied workers: 64 of 8192 at load 0, one in each block
 /// of 128, the rest at 1; and over an idle pool's blocks.
 #[test]
@@ -75,11 +81,7 @@ fn ties_are_uniform_across_blocks() {
     seen.sort_unstable();
     assert_eq!(seen, tied, "picked outside the tied workers");
     // 63 degrees of freedom: the 99.9% quantile is about 103.4.
-    let expected = f64::from(draws) / 64.0;
-    let chi2: f64 = hits
-        .values()
-        .map(|&n| (f64::from(n) - expected).powi(2) / expected)
-        .sum();
+    let chi2 = chi_square(hits.values().copied(), draws);
     assert!(chi2 < 103.4, "chi-square {chi2:.1} over 64 ties");
 
     // Idle: every worker ties; count picks per block of 256 (32 blocks).
@@ -90,11 +92,7 @@ fn ties_are_uniform_across_blocks() {
     for _ in 0..draws {
         per_block[(*h.select(&LeastLoaded::new()).unwrap() / 256) as usize] += 1;
     }
-    let expected = f64::from(draws) / 32.0;
-    let chi2: f64 = per_block
-        .iter()
-        .map(|&n| (f64::from(n) - expected).powi(2) / expected)
-        .sum();
+    let chi2 = chi_square(per_block.iter().copied(), draws);
     // 31 degrees of freedom: the 99.9% quantile is about 61.1.
     assert!(chi2 < 61.1, "chi-square {chi2:.1} over 32 blocks: {per_block:?}");
 }
