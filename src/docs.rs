@@ -232,7 +232,7 @@
 /// effective value (counter `|` exclusion); a lane holding `lo` is therefore
 /// at the global minimum, and every lane at the global minimum lies in a
 /// block whose bound is `lo`. A uniform try over all `n` lanes (up to 8 when
-/// the blocks at `lo` hold a quarter of the lanes) takes a lane holding `lo`:
+/// more than 8 blocks are at `lo`) takes a lane holding `lo`:
 /// uniform among the ties. If they miss,
 /// the ties at `lo` are counted in the blocks whose bound is `lo` (found with
 /// the kernel over the bounds), one is drawn and found in index order:
@@ -245,8 +245,8 @@
 /// the global minimum, and `T` threads × `k` reservations over `W` idle
 /// workers end at `kT/W` each. A pick costs one pass over `n / 2^s` bounds and
 /// one load when the pool is balanced, plus `c · 2^s` lanes when the try
-/// misses (`c` blocks at the least bound; more tries are made only when those
-/// blocks hold a quarter of the lanes or more); the worst case, ties thinly
+/// misses (`c` blocks at the least bound; more tries are made only when `c`
+/// is above 8); the worst case, ties thinly
 /// spread over many blocks, is the flat scan.
 ///
 /// **Switch point.** Measured with least-loaded reserve + read + release on a

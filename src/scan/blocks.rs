@@ -11,8 +11,7 @@
 //! whose bound is `lo`.
 //!
 //! The pick first tries a lane drawn uniformly over all `n`, and up to
-//! [`SAMPLES`] in all if the blocks at `lo` hold a quarter of the lanes or
-//! more; a try that finds `lo` is uniform among the ties (an idle or balanced
+//! [`SAMPLES`] in all if more than 8 blocks are at `lo`; a try that finds `lo` is uniform among the ties (an idle or balanced
 //! pool ends here, after one read of the bounds). If the tries miss, it counts
 //! the ties at `lo` in the blocks whose bound is `lo`, draws one, and finds
 //! it. A block at `lo` whose least counter is higher gets its bound raised on
@@ -99,12 +98,20 @@ fn pick(
         if let Some(index) = sample::<1>(n, |i| l.value(i), lo, &mut draw) {
             return Some(Least::Found { index, min: lo });
         }
-        // More tries only if the blocks at `lo` hold a quarter of the lanes or
-        // more; else the ties are few, and counting them in those blocks costs
-        // less than tries that miss (each a load anywhere in the array).
-        let at_lo = kernel.min_ties(cells, None);
-        let many = at_lo.min != lo || (at_lo.ties as usize).saturating_mul(width) >= n / 4;
-        if many && let Some(index) = sample::<{ SAMPLES - 1 }>(n, |i| l.value(i), lo, &mut draw) {
+        // The blocks at `lo`, while there are few. Only if there are more
+        // than fit, more tries: with few blocks at `lo` the ties are few, and
+        // counting them there costs less than tries that miss (each a load
+        // anywhere in the array).
+        let mut few = Tied::default();
+        for b in AtLo::new(kernel, cells, lo) {
+            if !few.push(b) {
+                break;
+            }
+        }
+        let few = few.blocks();
+        if few.is_none()
+            && let Some(index) = sample::<{ SAMPLES - 1 }>(n, |i| l.value(i), lo, &mut draw)
+        {
             return Some(Least::Found { index, min: lo });
         }
         // Count the ties at `lo`, raising stale bounds on the way. Acquire:
@@ -112,23 +119,11 @@ fn pick(
         // see that release's decrement, so a raise from `lo` cannot be based
         // on the counter it lowered from.
         fence(Acquire);
-        let mut ties = 0u32;
-        let mut raised = false;
-        // The blocks holding ties, while they fit: `find` then need not look
-        // for them again.
-        let mut tied = Tied::default();
-        for b in AtLo::new(kernel, cells, lo) {
-            let found = l.block_min_ties(b);
-            if found.min == lo {
-                ties = ties.wrapping_add(found.ties);
-                tied.push(b);
-                continue;
-            }
-            let least = l.block_counter_min(b, found.min);
-            if least > lo {
-                raised |= summary.raise(b, lo, least, || l.block_counter_min(b, u32::MAX));
-            }
-        }
+        let counted = match few {
+            Some(blocks) => l.count(summary, blocks.iter().copied(), lo),
+            None => l.count(summary, AtLo::new(kernel, cells, lo), lo),
+        };
+        let Counted { ties, raised, tied } = counted;
         if ties == 0 {
             if raised {
                 continue;
@@ -193,6 +188,25 @@ impl View<'_> {
         least_of(self.kernel, &self.all[start..end])
     }
 
+    /// The ties at `lo` in `blocks` (those whose bound is `lo`), raising the
+    /// bound of each that holds none and whose least counter is higher.
+    fn count(&self, summary: &Summary, blocks: impl Iterator<Item = usize>, lo: u32) -> Counted {
+        let mut counted = Counted::default();
+        for b in blocks {
+            let found = self.block_min_ties(b);
+            if found.min == lo {
+                counted.ties = counted.ties.wrapping_add(found.ties);
+                counted.tied.push(b);
+                continue;
+            }
+            let least = self.block_counter_min(b, found.min);
+            if least > lo {
+                counted.raised |= summary.raise(b, lo, least, || self.block_counter_min(b, u32::MAX));
+            }
+        }
+        counted
+    }
+
     /// Tie `k` at `lo`, in index order over `blocks` (those holding the ties
     /// counted); `Moved` if lanes moved and there are no longer that many.
     fn find(&self, blocks: impl Iterator<Item = usize>, lo: u32, mut k: u32) -> Least {
@@ -212,6 +226,17 @@ impl View<'_> {
     }
 }
 
+/// What [`View::count`] found.
+#[derive(Default)]
+struct Counted {
+    /// Lanes at `lo`.
+    ties: u32,
+    /// Whether a bound was raised.
+    raised: bool,
+    /// The blocks holding them.
+    tied: Tied,
+}
+
 /// Up to 8 block indices, in the order pushed, unless more were pushed.
 #[derive(Default)]
 struct Tied {
@@ -220,11 +245,13 @@ struct Tied {
 }
 
 impl Tied {
-    fn push(&mut self, b: usize) {
+    /// Adds `b`; whether it fit.
+    fn push(&mut self, b: usize) -> bool {
         if let Some(slot) = self.blocks.get_mut(self.len) {
             *slot = b;
         }
         self.len += 1;
+        self.len <= self.blocks.len()
     }
 
     /// Every block pushed, if they all fit.
