@@ -71,32 +71,31 @@ impl<W> Slots<W> {
         }
     }
 
-    /// Slots `old..new` were just allocated (the capacity grew): with a
-    /// summary, their counters start at 0 like a reused slot's, and the
-    /// not yet allocated lanes of the last block they reach are parked at
+    /// Slots `old..new` were just allocated (the capacity grew): their
+    /// counters start at 0 like a reused slot's, and with a summary the not
+    /// yet allocated lanes of the last block they reach are parked at
     /// `u32::MAX`, so that the block's bound is the least of its allocated
     /// counters. Writers only, before a snapshot names the new slots.
     pub(crate) fn grown(&self, old: usize, new: usize) {
-        let Some(summary) = self.counters.summary() else {
-            return;
-        };
-        let width = summary.block_lanes();
         for slot in old..new {
             self.reused(slot as u32);
         }
-        let end = new.div_ceil(width) * width;
-        for lane in self.counters.slice(end).iter().skip(new) {
-            lane.store(u32::MAX, Ordering::Relaxed);
+        if let Some(summary) = self.counters.summary() {
+            let end = new.div_ceil(summary.block_lanes()) * summary.block_lanes();
+            for lane in self.counters.slice(end).iter().skip(new) {
+                lane.store(u32::MAX, Ordering::Relaxed);
+            }
         }
     }
 
     /// Free `slot` is about to be handed to a new worker: its counter is
-    /// back at 0 (and its block's lower bound with it) before any snapshot
-    /// names it. Writers only.
+    /// back at 0 (parked at `u32::MAX` while free, in a pool that kept a
+    /// summary then), and its block's lower bound with it, before any
+    /// snapshot names it. Writers only.
     pub(crate) fn reused(&self, slot: u32) {
+        // SeqCst, as a release's decrement (see `Summary::lowered`).
+        self.counters.get(slot).store(0, Ordering::SeqCst);
         if let Some(summary) = self.counters.summary() {
-            // SeqCst, as a release's decrement (see `Summary::lowered`).
-            self.counters.get(slot).store(0, Ordering::SeqCst);
             summary.lowered(slot, 0);
         }
     }
