@@ -255,9 +255,9 @@
 /// 100-150 against 55-59 / 91-109; 1024 lanes 38-48 / 100-147 against 56-77
 /// / 105-148; 2048 lanes 47-50 / 126-133 against 105-107 / 218-223. At 1024
 /// the summarised pick wins idle and ties with 4 ties, so `SUMMARISED_LANES`
-/// is 1024. Larger (criterion, `least-loaded-large`): 10^4 workers 33 / 77
-/// against 294 / 576; 10^5 39 / 124 against 3 316 / 6 648; 10^6 174 / 266
-/// against 150 190 / 310 150. At 10^6 a pick is bound by two dependent cache
+/// is 1024. Larger (criterion, `least-loaded-large`): 10^4 workers 31 / 76
+/// against 245 / 567; 10^5 36 / 102 against 3 278 / 6 521; 10^6 165-260 /
+/// 221 against 163 640 / 245 340. At 10^6 a pick is bound by two dependent cache
 /// misses, the sampled counter and then the worker's key (a random
 /// reservation with no scan costs 87-118 ns there). A release on a pool with
 /// bounds costs 0.2-0.9 ns more (random reserve + release at 10^4 workers).
