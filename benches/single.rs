@@ -218,6 +218,37 @@ fn reported(c: &mut Criterion<CpuTime>) {
     }
 }
 
+/// Least-loaded reserve + read the worker + release on large pools: the
+/// summarised pick (per-block lower bounds) against the flat scan of every
+/// counter, idle and with 4 workers at the minimum (`least-loaded-large/n`).
+fn large(c: &mut Criterion<CpuTime>) {
+    for n in [10_000usize, 100_000, 1_000_000] {
+        let mut g = c.benchmark_group(format!("least-loaded-large/{n}"));
+        let sel = LeastLoaded::new();
+        for flat in [false, true] {
+            // Sized past the default limit: such a pool keeps the bounds.
+            let pool = Pool::with_max_workers(n.next_power_of_two().max(1 << 17)).unwrap();
+            let pool = if flat { pool.with_flat_scan() } else { pool };
+            pool.replace(0..n as u64).unwrap();
+            let mut h = pool.handle_with_rng(Rng::with_seed(1));
+            let name = if flat { "flat" } else { "summarised" };
+            // The flat scan reads every counter: ~0.04 ns a lane at best.
+            samples_for(&mut g, if flat { n / 25 } else { 100 });
+            g.bench_function(BenchmarkId::new("reserve", name), |b| {
+                b.iter(|| *h.reserve(&sel).unwrap().worker())
+            });
+            let held: Vec<_> = (4..n)
+                .map(|w| pool.reserve_worker(&(w as u64), 1).unwrap())
+                .collect();
+            g.bench_function(BenchmarkId::new("reserve-4-ties", name), |b| {
+                b.iter(|| *h.reserve(&sel).unwrap().worker())
+            });
+            drop(held);
+        }
+        g.finish();
+    }
+}
+
 /// The primitives a pick is made of, on this machine: what bounds a figure.
 fn floor(c: &mut Criterion<CpuTime>) {
     let mut g = c.benchmark_group("floor");
@@ -338,6 +369,6 @@ fn config() -> Criterion<CpuTime> {
 criterion_group! {
     name = benches;
     config = config();
-    targets = floor, scan, modes, few_ties, stale_mask, reported
+    targets = floor, scan, modes, few_ties, stale_mask, reported, large
 }
 criterion_main!(benches);

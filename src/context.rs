@@ -244,6 +244,16 @@ impl<'a> Context<'a> {
     pub fn least_loaded(&mut self) -> Option<(Slot<'a>, u32)> {
         if let Candidates::Fresh { slots, lanes } = self.candidates {
             let counters = self.counters.slice(lanes.map_or(slots.len(), <[u32]>::len));
+            // Large pools read per-block lower bounds instead of every counter
+            // (unmasked picks only: see `scan::blocks`); the flat scan below
+            // answers when that cannot.
+            if let Some(summary) = self.counters.summary()
+                && !self.masked
+                && let Some((index, min)) =
+                    scan::least_summarised(self.backend, summary, self.counters, counters, lanes, self.rng)
+            {
+                return Some((Slot::new(index), min));
+            }
             // Counters move under us; when the lanes at the minimum moved
             // between the scan's passes, scan again. A bounded number of times,
             // then the scalar path, which always answers.

@@ -179,6 +179,89 @@
 /// takes the first of its two draws on a tie (the two draws are already
 /// uniform and distinct).
 ///
+/// # Summarised least-loaded (large pools)
+/// A flat scan reads every counter, so its cost grows with the fleet. A pool
+/// whose slot limit is `SUMMARISED_SLOTS` (2^17, twice the default limit) or
+/// more (`storage/summary.rs`) also keeps, per block of `2^s` lanes
+/// (`s = log2(slots) / 2`, clamped to 64..=1024 lanes: about `sqrt(slots)`),
+/// a *bound* `B[b]`; an unmasked least-loaded pick over `SUMMARISED_LANES`
+/// (4096) lanes or more reads the bounds instead (`scan/blocks.rs`). Smaller
+/// sets, masked picks and a pick that cannot settle (below) scan flat. A pool
+/// with a smaller limit (`Pool::new`, `Pool::from_workers`) keeps no bounds:
+/// its release tests one pool constant (the callgrind gate's budgets for 8
+/// and 1024 workers did not move), and so does its least-loaded pick.
+///
+/// **Invariant.** Outside the window of an operation that is lowering a
+/// counter (between its decrement and its bound update) or raising a bound
+/// (between its compare-and-swap and its second look, below), `B[b]` is at
+/// most every counter of block `b`. Lanes of the block that no snapshot scans
+/// count too: unallocated ones are parked at `u32::MAX` by the writer, and so
+/// are free slots, whose counters nothing else touches until reuse.
+///
+/// **Why it holds.** Bookings only raise counters. A release decrements
+/// (`SeqCst`), loads `B[b]` (`SeqCst`) and lowers it with `fetch_min` only
+/// when the new count is below: a load and a predicted branch, so its cost is
+/// one load of a line that is written only when a bound moves. The writer
+/// does the same when a free or new slot's counter goes to 0 before a
+/// snapshot names it. A pick raises a bound only (1) by compare-and-swap from
+/// the value `lo` it read, (2) to the least counter it then read in the
+/// block, and (3) after an acquire fence between the two reads. Then:
+/// - a release whose lowering landed before the pick read `lo` is seen by the
+///   pick's block scan: if `lo` was that lowering's write, the acquire fence
+///   orders its decrement before the scan; otherwise the bound moved after
+///   it, which only a raise based on the decrement or another lowering can do;
+/// - a release whose lowering lands between the read and the swap makes the
+///   swap fail (the bound is no longer `lo`); a plain store would overwrite
+///   it, which the loom model `summary_race` shows (`--cfg
+///   workerpick_plain_raise`);
+/// - a release whose decrement the scan missed but whose load of `B[b]` came
+///   before the swap does not lower (it saw `lo` at or below its count). So
+///   after the swap the pick fences (`SeqCst`) and reads the block again,
+///   lowering `B[b]` with `fetch_min` to what it finds: by the C++20 rules
+///   for `SeqCst` fences, either that read sees the decrement or the
+///   release's `SeqCst` load saw the raise (and lowered it). This is the
+///   window of the invariant: a bound may stand above a counter from the swap
+///   to the second look. (Loom models `SeqCst` loads as acquire loads, so
+///   under loom the release fences before its load, the form loom checks.)
+/// - the same value written twice (a bound raised from `lo`, then lowered
+///   back to `lo` by a release before the raiser's swap) lets the swap succeed
+///   on a scan that missed that release; the second look repairs it, so it is
+///   another instance of the same window.
+///
+/// **The pick.** `lo`, the least bound, is at most every candidate's
+/// effective value (counter `|` exclusion); a lane holding `lo` is therefore
+/// at the global minimum, and every lane at the global minimum lies in a
+/// block whose bound is `lo`. A uniform try over all `n` lanes (up to 8 when
+/// more than 8 blocks are at `lo`) takes a lane holding `lo`:
+/// uniform among the ties. If they miss,
+/// the ties at `lo` are counted in the blocks whose bound is `lo` (found with
+/// the kernel over the bounds), one is drawn and found in index order:
+/// uniform by construction. Blocks at `lo` whose least counter is higher get
+/// raised on the way; if no tie was found, the pick starts over (3 times) if
+/// it raised any, else a block owes its bound to a lane the pick may not
+/// return (a draining worker's) and the pick scans flat. The answer is booked
+/// by the same validated compare-and-swap, so under reservation-only
+/// concurrency (no release, bounds only rise) every booking lands on a lane at
+/// the global minimum, and `T` threads × `k` reservations over `W` idle
+/// workers end at `kT/W` each. A pick costs one pass over `n / 2^s` bounds and
+/// one load when the pool is balanced, plus `c · 2^s` lanes when the try
+/// misses (`c` blocks at the least bound; more tries are made only when `c`
+/// is above 8); the worst case, ties thinly
+/// spread over many blocks, is the flat scan.
+///
+/// **Switch point.** Measured with least-loaded reserve + read + release on a
+/// pool with bounds (limit 2^17, blocks of 256), summarised against flat, in
+/// ns (x86-64, AVX-512, 2 shared cores; idle / 4 ties): 512 lanes 41-51 /
+/// 100-150 against 55-59 / 91-109; 1024 lanes 38-48 / 100-147 against 56-77
+/// / 105-148; 2048 lanes 47-50 / 126-133 against 105-107 / 218-223. At 1024
+/// the summarised pick wins idle and ties with 4 ties, so `SUMMARISED_LANES`
+/// is 1024. Larger (criterion, `least-loaded-large`): 10^4 workers 31 / 76
+/// against 245 / 567; 10^5 36 / 102 against 3 278 / 6 521; 10^6 165-260 /
+/// 221 against 163 640 / 245 340. At 10^6 a pick is bound by two dependent cache
+/// misses, the sampled counter and then the worker's key (a random
+/// reservation with no scan costs 87-118 ns there). A release on a pool with
+/// bounds costs 0.2-0.9 ns more (random reserve + release at 10^4 workers).
+///
 /// # Selectors
 /// Modes are plug-ins behind the object-safe [`Selector`](crate::Selector)
 /// trait; the pool's entry points are generic over `S: Selector + ?Sized`, so
@@ -283,6 +366,7 @@
 /// | CAS bookings race releases; least-loaded exact without releases | loom `cas_races`, tests `threads` |
 /// | a stale pick never charges another worker; reuse after last release | loom `stale_pick`, tests `churn` and `stress` |
 /// | growth loses no decrement | loom `growth`, tests `churn` |
+/// | per-block bounds stay below the counters; summarised picks exact, uniform, honour holes | loom `summary` (`summary_race`, `summary_bookings`, `summary_growth`), tests `summarised` |
 /// | a retarget moves one booking | loom `retarget`, tests `accounting` |
 /// | round-robin tickets distinct, preview free | loom `round_robin`, unit tests in `selectors` |
 /// | each mode's rule and draws | unit tests in `selectors` against a sequential reference; tests `device_aware` |

@@ -179,18 +179,21 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             liveness,
             fresh,
         } = staged;
+        let allocated = self.capacity;
         for (slot, key) in fresh {
             if slot >= self.capacity {
                 self.capacity = slot + 1;
                 slots.ensure(self.capacity as usize);
             } else {
                 self.free.remove(&slot);
+                slots.reused(slot);
             }
             self.next_generation = self.next_generation.wrapping_add(1);
             // SAFETY: the slot is fresh or was freed by `reclaim`, which proved no
             // snapshot, reservation or pin can reach it; we hold the writer lock.
             unsafe { slots.keys.set(slot, Some(key)) };
         }
+        slots.grown(allocated as usize, self.capacity as usize);
         self.epoch += 1;
         self.departed_at = snapshot.view.departed_at;
         current.store(Arc::new(snapshot));
@@ -377,6 +380,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             if quiet {
                 // SAFETY: as established just above, nothing can reach `slot`.
                 unsafe { slots.keys.set(slot, None) };
+                slots.freed(slot);
                 free.insert(slot);
             }
             !quiet

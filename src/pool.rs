@@ -134,6 +134,16 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         }
     }
 
+    /// Drops the per-block lower bounds that pools with a limit of 2^17
+    /// slots or more keep for least-loaded picks: every pick then scans all
+    /// the counters. For the benchmarks and tests that compare the two; not
+    /// part of the API.
+    #[doc(hidden)]
+    pub fn with_flat_scan(mut self) -> Self {
+        self.slots.counters.drop_summary();
+        self
+    }
+
     /// A pool holding `workers`, in order; a repeated worker is an error.
     pub fn from_workers(workers: impl IntoIterator<Item = W>) -> Result<Self, Error> {
         let pool = Self::new();

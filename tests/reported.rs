@@ -304,3 +304,27 @@ fn an_age_limit_too_long_to_reach_means_never() {
     assert_eq!(me.expire_reports(), 0);
     assert_eq!(me.reported_load(&1), Some(5));
 }
+
+/// On a pool large enough to keep per-block lower bounds, a report that lowers a
+/// counter lowers its block's bound too, as a release does: otherwise a pick that
+/// trusts the bounds would skip the block holding the least loaded worker.
+#[test]
+fn a_withdrawn_report_lowers_a_summarised_block() {
+    let n = 5000u32;
+    let pool = Pool::with_max_workers(1 << 17).unwrap();
+    pool.replace(0..n).unwrap();
+    let ids: Vec<u32> = (0..n).collect();
+    pool.report_loads(ids.iter().map(|w| (w, 5)));
+    let mut h = pool.handle();
+    // Picks raise every block's bound to 5, the least counter in it.
+    for _ in 0..4 * n {
+        drop(h.reserve(&LeastLoaded::new()).unwrap());
+    }
+    for lone in [3000, 17, n - 1] {
+        pool.report_load(&lone, 0);
+        for _ in 0..20 {
+            assert_eq!(*h.reserve(&LeastLoaded::new()).unwrap().worker(), lone);
+        }
+        pool.report_load(&lone, 5);
+    }
+}

@@ -20,7 +20,8 @@ use gungraun::{
 use std::hint::black_box;
 use workerpick::scan::Backend;
 use workerpick::{
-    Eligibility, Handle, LeastLoaded, Pool, PowerOfTwo, Random, Request, Rng, RoundRobin, Selector, Summary,
+    DEFAULT_MAX_WORKERS, Eligibility, Handle, LeastLoaded, Pool, PowerOfTwo, Random, Request, Rng,
+    RoundRobin, Selector, Summary,
 };
 
 /// Operations per benchmark: enough to average over the random paths, few
@@ -82,8 +83,8 @@ enum Op {
     /// `Reserve` with every worker but 4 holding one reservation: least-loaded's
     /// random tries mostly miss and the scan counts and searches the ties.
     ReserveFewTies,
-    /// `Reserve` with the same load reported for every worker: the scan adds the
-    /// reported loads in.
+    /// `Reserve` with the same load reported for every worker (folded into the
+    /// counters: the pick is the same as without).
     ReserveReported,
 }
 
@@ -110,7 +111,18 @@ struct Case {
 }
 
 fn case(mode: Mode, op: Op, workers: u32, scan: Scan) -> Case {
-    let pool = Pool::from_workers(0..workers).expect("a valid worker set");
+    // Large fleets: a pool sized past the default limit, which keeps the
+    // per-block bounds of the summarised least-loaded pick.
+    let pool = if workers >= 10_000 {
+        let limit = (workers as usize)
+            .next_power_of_two()
+            .max(2 * DEFAULT_MAX_WORKERS);
+        let pool = Pool::with_max_workers(limit).expect("a valid limit");
+        pool.replace(0..workers).expect("a valid worker set");
+        pool
+    } else {
+        Pool::from_workers(0..workers).expect("a valid worker set")
+    };
     let pool = match scan {
         Scan::Detected => pool,
         Scan::Scalar => pool.with_scan_backend(Backend::Scalar),
@@ -222,6 +234,10 @@ fn run_with<S: Selector>(
 #[bench::least_loaded_reserve_8(args = (Mode::LeastLoaded, Op::Reserve, 8, Scan::Detected), setup = case, config = budget("least_loaded_reserve_8"))]
 #[bench::least_loaded_reserve_1024(args = (Mode::LeastLoaded, Op::Reserve, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_1024"))]
 #[bench::least_loaded_reserve_4_ties_1024(args = (Mode::LeastLoaded, Op::ReserveFewTies, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_4_ties_1024"))]
+#[bench::least_loaded_reserve_10000(args = (Mode::LeastLoaded, Op::Reserve, 10_000, Scan::Detected), setup = case, config = budget("least_loaded_reserve_10000"))]
+#[bench::least_loaded_reserve_4_ties_10000(args = (Mode::LeastLoaded, Op::ReserveFewTies, 10_000, Scan::Detected), setup = case, config = budget("least_loaded_reserve_4_ties_10000"))]
+#[bench::least_loaded_reserve_100000(args = (Mode::LeastLoaded, Op::Reserve, 100_000, Scan::Detected), setup = case, config = budget("least_loaded_reserve_100000"))]
+#[bench::least_loaded_reserve_4_ties_100000(args = (Mode::LeastLoaded, Op::ReserveFewTies, 100_000, Scan::Detected), setup = case, config = budget("least_loaded_reserve_4_ties_100000"))]
 #[bench::least_loaded_reserve_masked_1024(args = (Mode::LeastLoaded, Op::ReserveMasked, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_masked_1024"))]
 #[bench::least_loaded_reserve_reported_8(args = (Mode::LeastLoaded, Op::ReserveReported, 8, Scan::Detected), setup = case, config = budget("least_loaded_reserve_reported_8"))]
 #[bench::least_loaded_reserve_reported_1024(args = (Mode::LeastLoaded, Op::ReserveReported, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_reported_1024"))]

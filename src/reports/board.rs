@@ -2,7 +2,7 @@
 //! of each counter that was reported kept beside it (the [`Board`]).
 
 use crate::storage::counters::Counters;
-use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use crate::sync::atomic::{AtomicU32, Ordering::Relaxed, Ordering::SeqCst};
 
 /// The most load a worker can have reported: a larger sum counts as this much.
 /// Reported load shares the worker's counter with its in-flight requests, so it
@@ -71,9 +71,16 @@ impl Cells<'_> {
             debug_assert!(seen >= applied, "reported load missing from its counter");
             let booked = seen.wrapping_sub(applied);
             let now = target.min(u32::MAX - booked);
-            // Relaxed, like bookings: the count is the only datum.
-            match counter.compare_exchange_weak(seen, booked + now, Relaxed, Relaxed) {
+            // SeqCst, like a release, for the block bounds of a summarised pool
+            // (see `Summary::lowered`); otherwise the count is the only datum.
+            match counter.compare_exchange_weak(seen, booked + now, SeqCst, Relaxed) {
                 Ok(_) => {
+                    if let Some(summary) = self.counters.summary()
+                        && booked + now < seen
+                    {
+                        // Lowered, as a release lowers it: so is its block's bound.
+                        summary.lowered(slot, booked + now);
+                    }
                     self.board.cells.get(slot).store(now, Relaxed);
                     return now;
                 }

@@ -103,6 +103,7 @@ macro_rules! cfg_scalar_only {
 
 mod api;
 mod backend;
+mod blocks;
 mod dispatch;
 mod draw;
 mod kernel;
@@ -133,6 +134,7 @@ cfg_scalar_only! {
 }
 
 pub use backend::Backend;
+pub(crate) use blocks::least_summarised;
 
 // The kernel itself: for the crate's picks, its fuzz targets, benchmarks and CI
 // scripts. Not part of the API.

@@ -59,7 +59,7 @@ const PREFETCH_AHEAD: usize = 512;
 
 /// The smallest effective value (`u32::MAX` for no lanes).
 #[inline(always)]
-fn min<V: Vector, const ALL: bool>(l: &Lanes<V, ALL>) -> u32 {
+pub(super) fn min<V: Vector, const ALL: bool>(l: &Lanes<V, ALL>) -> u32 {
     if l.n >= PREFETCH_LANES {
         min_pass::<V, ALL, true>(l)
     } else {

@@ -1,6 +1,7 @@
 //! The in-flight counters: one packed `u32` per slot, the array the
 //! least-loaded scan reads, and the arithmetic every booking uses on them.
 
+use super::summary::Summary;
 use crate::error::Error;
 use crate::sync::AtomicArray;
 use crate::sync::atomic::{AtomicU32, Ordering};
@@ -8,6 +9,8 @@ use crate::sync::atomic::{AtomicU32, Ordering};
 /// The in-flight counters: one packed, cache-line-aligned array.
 pub(crate) struct Counters {
     cells: AtomicArray,
+    /// Per-block lower bounds, for arrays long enough to use them.
+    summary: Option<Summary>,
 }
 
 impl Counters {
@@ -15,7 +18,20 @@ impl Counters {
     pub(crate) fn new(len: usize) -> Self {
         Self {
             cells: AtomicArray::new(len),
+            summary: Summary::for_lanes(len),
         }
+    }
+
+    /// Drops the per-block lower bounds (before the pool is shared): picks
+    /// then scan flat, and releases touch only their counter.
+    pub(crate) fn drop_summary(&mut self) {
+        self.summary = None;
+    }
+
+    /// The per-block lower bounds, if this array keeps them.
+    #[inline(always)]
+    pub(crate) fn summary(&self) -> Option<&Summary> {
+        self.summary.as_ref()
     }
 
     /// The counters of slots `0..end` (or fewer, if `end` exceeds the array).

@@ -14,6 +14,7 @@
 
 pub(crate) mod counters;
 pub(crate) mod keys;
+pub(crate) mod summary;
 
 use crate::error::Error;
 use crate::snapshot::padded;
@@ -58,6 +59,44 @@ impl<W> Slots<W> {
     pub(crate) fn ensure(&self, end: usize) {
         for i in 0..end.div_ceil(KEY_CHUNK) {
             self.keys.grow(i);
+        }
+    }
+
+    /// `slot` was freed (nothing can reach it until it is reused): with a
+    /// summary, its counter is parked at `u32::MAX`, so that a free slot never
+    /// holds its block's lower bound at 0. Writers only.
+    pub(crate) fn freed(&self, slot: u32) {
+        if self.counters.summary().is_some() {
+            self.counters.get(slot).store(u32::MAX, Ordering::Relaxed);
+        }
+    }
+
+    /// Slots `old..new` were just allocated (the capacity grew): their
+    /// counters start at 0 like a reused slot's, and with a summary the not
+    /// yet allocated lanes of the last block they reach are parked at
+    /// `u32::MAX`, so that the block's bound is the least of its allocated
+    /// counters. Writers only, before a snapshot names the new slots.
+    pub(crate) fn grown(&self, old: usize, new: usize) {
+        for slot in old..new {
+            self.reused(slot as u32);
+        }
+        if let Some(summary) = self.counters.summary() {
+            let end = new.div_ceil(summary.block_lanes()) * summary.block_lanes();
+            for lane in self.counters.slice(end).iter().skip(new) {
+                lane.store(u32::MAX, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Free `slot` is about to be handed to a new worker: its counter is
+    /// back at 0 (parked at `u32::MAX` while free, in a pool that kept a
+    /// summary then), and its block's lower bound with it, before any
+    /// snapshot names it. Writers only.
+    pub(crate) fn reused(&self, slot: u32) {
+        // SeqCst, as a release's decrement (see `Summary::lowered`).
+        self.counters.get(slot).store(0, Ordering::SeqCst);
+        if let Some(summary) = self.counters.summary() {
+            summary.lowered(slot, 0);
         }
     }
 
@@ -108,6 +147,14 @@ impl<W> Slots<W> {
         }
     }
 
+    /// Gives back a pin on `slot`. Out of line: pins are the rare kind of
+    /// booking, and keeping them out of [`release`](Self::release) keeps that
+    /// small enough to inline where reservations drop.
+    #[inline(never)]
+    fn unpin(&self, slot: u32) {
+        self.keys.pins(slot).fetch_sub(1, Ordering::Release);
+    }
+
     /// Gives `booked` back. Its owner calls this exactly once per booking.
     #[inline(always)]
     pub(crate) fn release(&self, booked: &Booked<W>) {
@@ -115,13 +162,18 @@ impl<W> Slots<W> {
         // the owner's reads of the key happen-before the slot is handed to
         // another worker.
         if booked.weight == 0 {
-            self.keys.pins(booked.slot).fetch_sub(1, Ordering::Release);
+            self.unpin(booked.slot);
         } else {
+            // SeqCst (which includes Release) for the block bounds, see
+            // `Summary::lowered`; on x86-64 the same instruction as Release.
             let before = self
                 .counters
                 .get(booked.slot)
-                .fetch_sub(booked.weight, Ordering::Release);
+                .fetch_sub(booked.weight, Ordering::SeqCst);
             debug_assert!(before >= booked.weight, "workerpick: in-flight count underflow");
+            if let Some(summary) = self.counters.summary() {
+                summary.lowered(booked.slot, before.wrapping_sub(booked.weight));
+            }
         }
     }
 }

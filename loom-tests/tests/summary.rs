@@ -1,0 +1,113 @@
+//! Model 8: the per-block lower bounds of the summarised least-loaded pick.
+//!
+//! Under loom a pool of 8 slots keeps bounds over blocks of 2 lanes, and an
+//! unmasked pick over 8 lanes reads them (`storage::summary`, `scan::blocks`).
+//! Three races:
+//!
+//! - `summary_race`: a release lowering a block's bound races a pick raising
+//!   it. A pick that starts after the release returned must see the released
+//!   worker (its bound never ends above the block's least counter). With the
+//!   raise as a plain store (`--cfg workerpick_plain_raise`) this fails: the
+//!   store overwrites the lowered bound.
+//! - `summary_bookings`: least-loaded bookings racing each other across
+//!   blocks, no release: the counts end exactly level.
+//! - `summary_growth`: the pool grows (a new slot in the last block, whose
+//!   unallocated lane is parked at `u32::MAX`) while a pick raises that
+//!   block's bound: the new worker, at load 0, is the next pick.
+#![cfg(loom)]
+
+use loom::sync::Arc;
+use loom::thread;
+use loom_tests::{model, spawn_pickers};
+use workerpick::{LeastLoaded, Pool};
+
+#[test]
+fn summary_race() {
+    model("summary_race", || {
+        // A std `Arc`: owned reservations hold one (loom need not see it).
+        let pool = std::sync::Arc::new(Pool::from_workers(0u32..8).unwrap());
+        // Everyone at 2, then a pick raises every bound from 0 to 2.
+        let lowered = pool.owned_handle().reserve_worker(&0, 2).unwrap();
+        let mut held: Vec<_> = (1..8).map(|w| pool.reserve_worker(&w, 2).unwrap()).collect();
+        pool.select(&LeastLoaded::new()).unwrap();
+        // Workers 0-3 at 3, 4-7 at 4: the bounds (2) are stale.
+        held.extend((0..8).map(|w| pool.reserve_worker(&w, if w < 4 { 1 } else { 2 }).unwrap()));
+        let releaser = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                drop(lowered); // worker 0 at 1 (2 of its 3): the only one below 3
+                assert_eq!(
+                    pool.select(&LeastLoaded::new()).unwrap(),
+                    0,
+                    "a pick after the release missed it: a raise overwrote the lowered bound"
+                );
+            })
+        };
+        let raiser = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                pool.select(&LeastLoaded::new()).unwrap();
+            })
+        };
+        releaser.join().unwrap();
+        raiser.join().unwrap();
+        assert_eq!(pool.select(&LeastLoaded::new()).unwrap(), 0);
+        assert_eq!(pool.in_flight(&0), Some(1));
+        drop(held);
+    });
+}
+
+#[test]
+fn summary_bookings() {
+    model("summary_bookings", || {
+        let pool = Arc::new(Pool::from_workers(0u32..8).unwrap());
+        // Workers 1-7 at 1: bounds raised to 1 but worker 0's block's.
+        let held: Vec<_> = (1..8).map(|w| pool.reserve_worker(&w, 1).unwrap()).collect();
+        pool.select(&LeastLoaded::new()).unwrap();
+        let threads = spawn_pickers(&pool, 2, |_, h, _| {
+            // Kept booked: the bookings under test are the only load that moves.
+            core::mem::forget(h.reserve(&LeastLoaded::new()).unwrap());
+        });
+        for t in threads {
+            t.join().unwrap();
+        }
+        // Two bookings: worker 0 (the minimum) first, then one at 1 -> 2 or
+        // worker 0 again (tied at 1): never one at 2 while one is at 1 was skipped.
+        let loads: Vec<u32> = (0..8).map(|w| pool.in_flight(&w).unwrap()).collect();
+        assert_eq!(loads.iter().sum::<u32>(), 9, "{loads:?}");
+        assert!(
+            loads.iter().all(|&l| l <= 2) && loads.iter().filter(|&&l| l == 2).count() == 1,
+            "{loads:?}"
+        );
+        drop(held);
+    });
+}
+
+#[test]
+fn summary_growth() {
+    model("summary_growth", || {
+        // Slots 0-5; worker 0 removed while loaded (its slot drains), so the
+        // set is not dense and the scan covers 8 lanes: 6 and 7 unallocated.
+        let pool = Arc::new(Pool::from_workers(0u32..6).unwrap());
+        let draining = pool.reserve_worker(&0, 1).unwrap();
+        pool.remove(&0).unwrap();
+        let held: Vec<_> = (1..6).map(|w| pool.reserve_worker(&w, 1).unwrap()).collect();
+        let raiser = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                pool.select(&LeastLoaded::new()).unwrap();
+            })
+        };
+        // A new worker takes slot 6, in the block whose bound the raiser may
+        // be lifting over the parked lanes.
+        pool.insert(10).unwrap();
+        assert_eq!(
+            pool.select(&LeastLoaded::new()).unwrap(),
+            10,
+            "the new worker was hidden"
+        );
+        raiser.join().unwrap();
+        assert_eq!(pool.select(&LeastLoaded::new()).unwrap(), 10);
+        drop((held, draining));
+    });
+}

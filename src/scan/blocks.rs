@@ -1,0 +1,316 @@
+//! The summarised least-loaded pick: the flat scan's answer, reading the
+//! per-block lower bounds (`storage::summary`) and only the blocks at the
+//! least of them, instead of every counter.
+//!
+//! The pick's lanes `0..n` are cut into blocks; the last may reach past `n`
+//! (lanes the snapshot does not scan: never a candidate, but their counters
+//! count towards the block's bound, see `docs::design`). Let `lo` be the least
+//! bound. Every lane's effective value (counter `|` exclusion) is at least its
+//! block's bound, so at least `lo`; a lane holding `lo` is therefore at the
+//! global minimum, and every lane at the global minimum then lies in a block
+//! whose bound is `lo`.
+//!
+//! The pick first tries a lane drawn uniformly over all `n`, and up to
+//! [`SAMPLES`] in all if more than 8 blocks are at `lo`; a try that finds `lo` is uniform among the ties (an idle or balanced
+//! pool ends here, after one read of the bounds). If the tries miss, it counts
+//! the ties at `lo` in the blocks whose bound is `lo`, draws one, and finds
+//! it. A block at `lo` whose least counter is higher gets its bound raised on
+//! the way; if no tie was found but a bound was raised, `lo` was stale and the
+//! pick starts over (a few times). If no tie is found and no bound could be
+//! raised, a block at `lo` owes its bound to a lane the pick may not return (a
+//! draining worker, or one outside the candidates): the caller scans flat.
+
+use super::dispatch;
+use super::draw::{SAMPLES, draw_among, sample};
+use super::kernel::Kernel;
+use super::outcome::{Least, MinTies};
+use super::scalar;
+use super::simd;
+use super::vector::{Op, Vector};
+use crate::rng::Rng;
+use crate::storage::counters::Counters;
+use crate::storage::summary::{SUMMARISED_LANES, Summary};
+use crate::sync::atomic::Ordering::{Acquire, Relaxed};
+use crate::sync::atomic::{AtomicU32, fence};
+
+/// How many times the pick starts over after raising stale bounds.
+const PASSES: usize = 3;
+
+/// The least-loaded pick over `counters` (each ORed with `excluded`'s entry,
+/// when given) through `summary`, the bounds of `all` (of which `counters` is
+/// the start): a lane at the minimum and the minimum, ties drawn uniformly
+/// with `rng`. `None` when the caller should scan flat: fewer than
+/// [`SUMMARISED_LANES`] lanes, or no settled answer (lanes kept moving, or no
+/// tie found without raising a bound).
+///
+/// Out of line, with the retries: a pool without a summary, or a small one,
+/// pays only its caller's test.
+#[inline(never)]
+pub(crate) fn least_summarised(
+    kernel: Kernel,
+    summary: &Summary,
+    all: &Counters,
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    rng: &mut Rng,
+) -> Option<(u32, u32)> {
+    let n = excluded.map_or(counters.len(), |e| e.len().min(counters.len()));
+    if n < SUMMARISED_LANES {
+        return None;
+    }
+    for _ in 0..4 {
+        match pick(kernel, summary, all, n, excluded, |m| rng.below(m))? {
+            Least::Found { index, min } => return Some((index as u32, min)),
+            Least::Moved => {}
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// The summarised pick over `n >= SUMMARISED_LANES` lanes; `None` when
+/// the caller should scan flat (no tie found without raising a bound).
+#[inline(always)]
+fn pick(
+    kernel: Kernel,
+    summary: &Summary,
+    counters: &Counters,
+    n: usize,
+    excluded: Option<&[u32]>,
+    mut draw: impl FnMut(u32) -> u32,
+) -> Option<Least> {
+    let width = summary.block_lanes();
+    let blocks = n.div_ceil(width);
+    let l = View {
+        kernel,
+        all: counters.slice(blocks * width),
+        n,
+        excluded: excluded.map(|e| &e[..n]),
+        width,
+    };
+    let cells = summary.cells(blocks);
+    for _ in 0..PASSES {
+        let lo = least_of(kernel, cells);
+        if lo == u32::MAX {
+            return None;
+        }
+        // One try first: in an idle or balanced pool it lands on a tie.
+        if let Some(index) = sample::<1>(n, |i| l.value(i), lo, &mut draw) {
+            return Some(Least::Found { index, min: lo });
+        }
+        // The blocks at `lo`, while there are few. Only if there are more
+        // than fit, more tries: with few blocks at `lo` the ties are few, and
+        // counting them there costs less than tries that miss (each a load
+        // anywhere in the array).
+        let mut few = Tied::default();
+        for b in AtLo::new(kernel, cells, lo) {
+            if !few.push(b) {
+                break;
+            }
+        }
+        let few = few.blocks();
+        if few.is_none()
+            && let Some(index) = sample::<{ SAMPLES - 1 }>(n, |i| l.value(i), lo, &mut draw)
+        {
+            return Some(Least::Found { index, min: lo });
+        }
+        // Count the ties at `lo`, raising stale bounds on the way. Acquire:
+        // if `lo` was written by a release's lowering, the block scans below
+        // see that release's decrement, so a raise from `lo` cannot be based
+        // on the counter it lowered from.
+        fence(Acquire);
+        let counted = match few {
+            Some(blocks) => l.count(summary, blocks.iter().copied(), lo),
+            None => l.count(summary, AtLo::new(kernel, cells, lo), lo),
+        };
+        let Counted { ties, raised, tied } = counted;
+        if ties == 0 {
+            if raised {
+                continue;
+            }
+            return None;
+        }
+        let k = draw_among(ties, &mut draw);
+        return Some(match tied.blocks() {
+            Some(blocks) => l.find(blocks.iter().copied(), lo, k),
+            None => l.find(AtLo::new(kernel, cells, lo), lo, k),
+        });
+    }
+    None
+}
+
+/// The lanes of one summarised pick.
+struct View<'a> {
+    kernel: Kernel,
+    /// The counters of every lane in a block the pick reads.
+    all: &'a [AtomicU32],
+    /// The lanes the pick may return are `0..n`.
+    n: usize,
+    excluded: Option<&'a [u32]>,
+    /// Lanes per block.
+    width: usize,
+}
+
+impl View<'_> {
+    /// The effective value of lane `i < n`.
+    #[inline(always)]
+    fn value(&self, i: usize) -> u32 {
+        self.all[i].load(Relaxed) | self.excluded.map_or(0, |e| e[i])
+    }
+
+    /// Block `b`'s lanes that the pick may return, as the kernel takes them,
+    /// and the first of them.
+    #[inline(always)]
+    fn candidates(&self, b: usize) -> (usize, &[AtomicU32], Option<&[u32]>) {
+        let start = b * self.width;
+        let end = ((b + 1) * self.width).min(self.n);
+        (
+            start,
+            &self.all[start..end],
+            self.excluded.map(|e| &e[start..end]),
+        )
+    }
+
+    /// The least effective value in block `b` and how many lanes hold it.
+    fn block_min_ties(&self, b: usize) -> MinTies {
+        let (_, c, e) = self.candidates(b);
+        self.kernel.min_ties(c, e)
+    }
+
+    /// The least counter of block `b` (every lane of it, also past `n`),
+    /// whose least effective value is `effective`: no second scan when the
+    /// two must be the same.
+    fn block_counter_min(&self, b: usize, effective: u32) -> u32 {
+        let (start, end) = (b * self.width, ((b + 1) * self.width).min(self.all.len()));
+        if self.excluded.is_none() && end <= self.n && effective != u32::MAX {
+            return effective;
+        }
+        least_of(self.kernel, &self.all[start..end])
+    }
+
+    /// The ties at `lo` in `blocks` (those whose bound is `lo`), raising the
+    /// bound of each that holds none and whose least counter is higher.
+    fn count(&self, summary: &Summary, blocks: impl Iterator<Item = usize>, lo: u32) -> Counted {
+        let mut counted = Counted::default();
+        for b in blocks {
+            let found = self.block_min_ties(b);
+            if found.min == lo {
+                counted.ties = counted.ties.wrapping_add(found.ties);
+                counted.tied.push(b);
+                continue;
+            }
+            let least = self.block_counter_min(b, found.min);
+            if least > lo {
+                counted.raised |= summary.raise(b, lo, least, || self.block_counter_min(b, u32::MAX));
+            }
+        }
+        counted
+    }
+
+    /// Tie `k` at `lo`, in index order over `blocks` (those holding the ties
+    /// counted); `Moved` if lanes moved and there are no longer that many.
+    fn find(&self, blocks: impl Iterator<Item = usize>, lo: u32, mut k: u32) -> Least {
+        for b in blocks {
+            let (start, c, e) = self.candidates(b);
+            match self.kernel.nth_tie(c, e, lo, k) {
+                Ok(i) => {
+                    return Least::Found {
+                        index: start + i,
+                        min: lo,
+                    };
+                }
+                Err(found) => k -= found.min(k),
+            }
+        }
+        Least::Moved
+    }
+}
+
+/// What [`View::count`] found.
+#[derive(Default)]
+struct Counted {
+    /// Lanes at `lo`.
+    ties: u32,
+    /// Whether a bound was raised.
+    raised: bool,
+    /// The blocks holding them.
+    tied: Tied,
+}
+
+/// Up to 8 block indices, in the order pushed, unless more were pushed.
+#[derive(Default)]
+struct Tied {
+    blocks: [usize; 8],
+    len: usize,
+}
+
+impl Tied {
+    /// Adds `b`; whether it fit.
+    fn push(&mut self, b: usize) -> bool {
+        if let Some(slot) = self.blocks.get_mut(self.len) {
+            *slot = b;
+        }
+        self.len += 1;
+        self.len <= self.blocks.len()
+    }
+
+    /// Every block pushed, if they all fit.
+    fn blocks(&self) -> Option<&[usize]> {
+        self.blocks.get(..self.len)
+    }
+}
+
+/// The least of `counters` (`u32::MAX` for none): one pass, no tie count.
+#[inline(always)]
+fn least_of(kernel: Kernel, counters: &[AtomicU32]) -> u32 {
+    // SAFETY: a `Kernel` holds only a backend `dispatch::supports` confirmed.
+    unsafe { dispatch::run(kernel.backend(), LeastOf(counters)) }
+}
+
+/// [`least_of`] as a kernel operation.
+struct LeastOf<'a>(&'a [AtomicU32]);
+
+impl Op for LeastOf<'_> {
+    type Out = u32;
+
+    #[inline(always)]
+    fn scalar(self) -> u32 {
+        scalar::min_ties(self.0, None).min
+    }
+
+    #[inline(always)]
+    fn vector<V: Vector>(self, v: V) -> u32 {
+        simd::min(&super::vector::Lanes::all(v, self.0))
+    }
+}
+
+/// The blocks whose bound is `lo`, in index order, found with the kernel.
+struct AtLo<'a> {
+    kernel: Kernel,
+    cells: &'a [AtomicU32],
+    lo: u32,
+    next: usize,
+}
+
+impl<'a> AtLo<'a> {
+    fn new(kernel: Kernel, cells: &'a [AtomicU32], lo: u32) -> Self {
+        Self {
+            kernel,
+            cells,
+            lo,
+            next: 0,
+        }
+    }
+}
+
+impl Iterator for AtLo<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        let rest = self.cells.get(self.next..)?;
+        let at = self.kernel.nth_tie(rest, None, self.lo, 0).ok()?;
+        let b = self.next + at;
+        self.next = b + 1;
+        Some(b)
+    }
+}
