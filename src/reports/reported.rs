@@ -72,7 +72,7 @@ impl Reported {
         let held = (self.used.load(SeqCst) != 0).then(|| lock(&self.state));
         Booked {
             board: &self.board,
-            held: held,
+            held,
         }
     }
 
