@@ -421,6 +421,23 @@ pub mod design {}
 ///   balanced pool takes the fast path (the min pass and one random try);
 ///   with only a few workers at the minimum it also counts and searches the
 ///   ties (about 2.5 times the work at 1024 workers, see BENCHMARKS.md).
+/// - Least-loaded in sublinear time (per-block lower bounds) is kept only by
+///   pools built with a limit of 2^17 slots or more
+///   ([`Pool::with_max_workers`](crate::Pool::with_max_workers)); a pool with
+///   the default limit scans every counter, about 250 ns at 10 000 workers.
+///   Masked picks scan flat on every pool. A draining worker holding its
+///   block's least counter makes picks scan flat until it drains.
+/// - Reported load (workers' reports, replicas' summaries) counts at most
+///   [`MAX_REPORTED_LOAD`](crate::MAX_REPORTED_LOAD) per worker, and shares the
+///   counter's range with bookings: a booking is refused when bookings plus
+///   reported load would pass `u32::MAX`. Reported load is as fresh as its
+///   last report: a report much older than a service time steers picks worse
+///   than none (the simulator's replica scenario shows it); keep report and
+///   summary periods well under the service time, and the age limit short.
+/// - Applying a replica's summary moves each counter whose load changed with
+///   one compare-and-swap: a summary in which every one of n workers changed
+///   costs at least n of them (about 16 µs for 1 024 on the machine
+///   BENCHMARKS.md was measured on; an unchanged one about 5 µs).
 /// - The AVX-512 kernel (the default on AVX-512 CPUs) runs in the unit tests
 ///   only where the test machine has AVX-512. So that every CI host tests it,
 ///   the repository's `ci/avx512.sh` builds its source files alone (the
