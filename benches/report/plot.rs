@@ -41,6 +41,15 @@ fn decades(values: impl Iterator<Item = f64>) -> Option<(i32, i32)> {
     Some((lo, hi.max(lo + 1)))
 }
 
+/// Gridline values over decades `lo..=hi`: `m × 10^e` for m in 1..10, with
+/// the stroke for a decade (`m = 1`) or between.
+fn ticks(lo: i32, hi: i32) -> impl Iterator<Item = (f64, &'static str)> {
+    (lo..=hi)
+        .flat_map(move |e| (1..10).map(move |m| (e, m)))
+        .filter(move |&(e, m)| e < hi || m == 1)
+        .map(|(e, m)| (m as f64 * 10f64.powi(e), if m == 1 { "#bbb" } else { "#eee" }))
+}
+
 fn usable(p: &(f64, f64)) -> bool {
     p.0 > 0.0 && p.1 > 0.0 && p.0.is_finite() && p.1.is_finite()
 }
@@ -94,19 +103,23 @@ pub fn log_log(title: &str, x_title: &str, y_title: &str, series: &[Series]) -> 
         escape(title)
     );
     // Gridlines: light at 2..9 × each decade, darker with a label at each decade.
+    for (v, stroke) in ticks(x0, x1) {
+        let x = sx(v);
+        let _ = writeln!(
+            svg,
+            r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="{stroke}"/>"##,
+            TOP + ph
+        );
+    }
+    for (v, stroke) in ticks(y0, y1) {
+        let y = sy(v);
+        let _ = writeln!(
+            svg,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="{stroke}"/>"##,
+            LEFT + pw
+        );
+    }
     for e in x0..=x1 {
-        for m in 1..10 {
-            if e == x1 && m > 1 {
-                break;
-            }
-            let x = sx(m as f64 * 10f64.powi(e));
-            let stroke = if m == 1 { "#bbb" } else { "#eee" };
-            let _ = writeln!(
-                svg,
-                r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="{stroke}"/>"##,
-                TOP + ph
-            );
-        }
         let _ = writeln!(
             svg,
             r##"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"##,
@@ -116,18 +129,6 @@ pub fn log_log(title: &str, x_title: &str, y_title: &str, series: &[Series]) -> 
         );
     }
     for e in y0..=y1 {
-        for m in 1..10 {
-            if e == y1 && m > 1 {
-                break;
-            }
-            let y = sy(m as f64 * 10f64.powi(e));
-            let stroke = if m == 1 { "#bbb" } else { "#eee" };
-            let _ = writeln!(
-                svg,
-                r##"<line x1="{LEFT}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="{stroke}"/>"##,
-                LEFT + pw
-            );
-        }
         let _ = writeln!(
             svg,
             r##"<text x="{}" y="{:.1}" text-anchor="end" dominant-baseline="middle">{}</text>"##,
