@@ -220,7 +220,8 @@ fn reported(c: &mut Criterion<CpuTime>) {
 
 /// Least-loaded reserve + read the worker + release on large pools: the
 /// summarised pick (per-block lower bounds) against the flat scan of every
-/// counter, idle and with 4 workers at the minimum (`least-loaded-large/n`).
+/// counter, idle and with 4 workers at the minimum (`least-loaded-large/n`);
+/// past 10 000 workers also the reference, idle.
 fn large(c: &mut Criterion<CpuTime>) {
     for n in [10_000usize, 100_000, 1_000_000] {
         let mut g = c.benchmark_group(format!("least-loaded-large/{n}"));
@@ -244,6 +245,17 @@ fn large(c: &mut Criterion<CpuTime>) {
                 b.iter(|| *h.reserve(&sel).unwrap().worker())
             });
             drop(held);
+        }
+        // The lock-based reference beyond `least-loaded/10000`, for the
+        // scaling plot: ~15 ns a worker (1.5 ms a pick at 10^5), so the
+        // fewest samples criterion takes (10: 55 picks, well under a second).
+        if n > 10_000 {
+            let reference = Reference::new(0..n as u64, 1);
+            let policy = reference_policy(Mode::LeastLoaded);
+            g.sample_size(10);
+            g.bench_function(BenchmarkId::new("reserve", REF), |b| {
+                b.iter(|| *reference.reserve(policy, None).unwrap().worker())
+            });
         }
         g.finish();
     }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the benchmark suite on this machine and regenerates BENCHMARKS.md from
 # its results (criterion's JSON and the allocation counts): no number in
-# BENCHMARKS.md is typed by hand. The peers (benches/peers: pingora, tower) run
+# BENCHMARKS.md is typed by hand. Beside it the report writes the least-loaded
+# scaling plot, benches/least-loaded-scaling.svg (relative to the report's
+# folder, so a WORKERPICK_REPORT_OUT run leaves the committed one alone). The peers (benches/peers: pingora, tower) run
 # in the same run; pingora's zlib-ng (libz-ng-sys, through flate2) builds with
 # cmake, which this script installs with apt-get when it is missing.
 # Instruction counts are not re-measured here: the report quotes the callgrind

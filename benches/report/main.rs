@@ -10,8 +10,11 @@
 //! by one function, [`grid`].
 //!
 //! `cargo bench --bench report -- --write` writes `BENCHMARKS.md` (or the file
-//! named by `WORKERPICK_REPORT_OUT`); without `--write` (as under
+//! named by `WORKERPICK_REPORT_OUT`) and, in the same folder,
+//! `benches/least-loaded-scaling.svg` (the plot, [`plot`]); without `--write` (as under
 //! `cargo bench -- --test`) it only renders, and says so.
+
+mod plot;
 
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -608,6 +611,82 @@ fn reported_table(d: &Data) -> String {
     grid(d, "pool", &rows, &cols)
 }
 
+/// The worker counts of `least-loaded-large/{n}` (`benches/single.rs`).
+const LARGE: [usize; 3] = [10_000, 100_000, 1_000_000];
+
+/// Least-loaded on large pools: the summarised pick beside the flat scan, idle
+/// and with 4 ties, and the reference where it ran.
+fn large_table(d: &Data) -> String {
+    // The reference at 10 000 workers is `least-loaded/10000`'s.
+    let reference = |n: usize| match n {
+        10_000 => "least-loaded/10000/reserve/reference".to_string(),
+        n => format!("least-loaded-large/{n}/reserve/reference"),
+    };
+    let rows: Vec<Row> = (LARGE.iter())
+        .map(|&n| row(group_digits(n as u64), &[("n", &n), ("r", &reference(n))]))
+        .collect();
+    let p = |what: &str, how: &str| format!("least-loaded-large/{{n}}/{what}/{how}");
+    let cols = [
+        ns_col("summarised", &p("reserve", "summarised")),
+        ns_col("flat scan", &p("reserve", "flat")),
+        ratio_col("flat ÷ summarised", 1, 0),
+        ns_col("summarised, 4 ties", &p("reserve-4-ties", "summarised")),
+        ratio_col("÷ idle", 3, 0),
+        ns_col("flat scan, 4 ties", &p("reserve-4-ties", "flat")),
+        ns_col("reference", "{r}"),
+    ];
+    grid(d, "workers", &rows, &cols)
+}
+
+/// Where `--write` puts the scaling plot, relative to the report's folder
+/// (the link in `template.md`).
+const SCALING_SVG: &str = "benches/least-loaded-scaling.svg";
+
+/// Least-loaded reserve + read + release against workers, log-log: the flat
+/// scan (default pools, `least-loaded/{n}`, then the flat pools of
+/// `least-loaded-large/{n}`), the summarised pick, and the reference. A
+/// benchmark that did not run leaves its point out.
+fn scaling_svg(d: &Data) -> String {
+    let at = |ns: &[usize], id: &dyn Fn(usize) -> String| -> Vec<(f64, f64)> {
+        (ns.iter())
+            .filter_map(|&n| Some((n as f64, d.ns(&id(n))?)))
+            .collect()
+    };
+    let small = |imp: &'static str| move |n: usize| format!("least-loaded/{n}/reserve/{imp}");
+    let large = |imp: &'static str| move |n: usize| format!("least-loaded-large/{n}/reserve/{imp}");
+    let below_large: Vec<usize> = WORKERS.iter().copied().filter(|&n| n < LARGE[0]).collect();
+    let series = |label: &str, colour, small_id: &'static str, large_id: &'static str| {
+        // A count in both groups (10 000) is plotted from the large group's.
+        let mut points = at(&below_large, &small(small_id));
+        let mut far = at(&LARGE, &large(large_id));
+        if !far.iter().any(|p| p.0 == LARGE[0] as f64) {
+            points.extend(at(&[LARGE[0]], &small(small_id)));
+        }
+        points.append(&mut far);
+        plot::Series {
+            label: label.into(),
+            colour,
+            points,
+        }
+    };
+    let summarised = plot::Series {
+        label: "summarised pick (large pools)".into(),
+        colour: "#1b9e77",
+        points: at(&LARGE, &large("summarised")),
+    };
+    let lines = [
+        series("flat scan", "#d95f02", "workerpick-handle", "flat"),
+        summarised,
+        series("lock-based reference", "#7570b3", "reference", "reference"),
+    ];
+    plot::log_log(
+        "Least-loaded reserve + read the worker + release, idle pool, 1 thread",
+        "workers",
+        "median time per pick (thread CPU time)",
+        &lines,
+    )
+}
+
 /// Operations per second at each thread count for each implementation
 /// (`(heading, id)`), and ours ÷ `imps[vs]`; `held` fills `threads{T}-held…`.
 fn per_thread(d: &Data, corner: &str, rows: &[Row], held: &str, imps: &[(&str, &str)], vs: usize) -> String {
@@ -788,7 +867,7 @@ fn neon_table(d: &Data) -> String {
 fn render(d: &Data) -> String {
     let names = mode_names();
     let two = ["power-of-two", "least-loaded"];
-    let tables: [(&str, String); 20] = [
+    let tables: [(&str, String); 21] = [
         ("targets", targets_table(d)),
         ("peers", peers_table(d)),
         ("owned", owned_table(d)),
@@ -801,6 +880,7 @@ fn render(d: &Data) -> String {
         ("masked-reserve", vs_reference(d, "masked-reserve", &two)),
         ("stale-mask", stale_mask_table(d)),
         ("reported", reported_table(d)),
+        ("large", large_table(d)),
         ("threads", threads_table(d)),
         ("peer-threads", peer_threads_table(d)),
         ("scaling", scaling_note(d)),
@@ -827,6 +907,7 @@ fn render(d: &Data) -> String {
 fn main() {
     let data = load();
     let out = render(&data);
+    let plot = scaling_svg(&data);
     let missing = out.matches("| — |").count();
     if std::env::args().any(|a| a == "--write") {
         let path = std::env::var_os("WORKERPICK_REPORT_OUT").map_or_else(
@@ -834,9 +915,14 @@ fn main() {
             PathBuf::from,
         );
         std::fs::write(&path, out).unwrap();
+        // Beside the report, so its relative link holds wherever it went.
+        let svg = path.parent().unwrap_or(Path::new(".")).join(SCALING_SVG);
+        std::fs::create_dir_all(svg.parent().unwrap()).unwrap();
+        std::fs::write(&svg, plot).unwrap();
         println!(
-            "report: wrote {} from {} results ({missing} empty cells)",
+            "report: wrote {} and {} from {} results ({missing} empty cells)",
             path.display(),
+            svg.display(),
             data.passes.len()
         );
     } else {
