@@ -31,12 +31,12 @@ pub(crate) struct Reported {
 /// The bookings in each slot's counter, read with the report lock held when
 /// anything was ever reported (every change to the reported part holds it), so
 /// the two parts of a counter are read together.
-pub(crate) struct Booked<'a> {
+pub(crate) struct OwnBookings<'a> {
     board: &'a Board,
     held: Option<MutexGuard<'a, Reports>>,
 }
 
-impl Booked<'_> {
+impl OwnBookings<'_> {
     /// The load booked in `slot`, whose counter reads `counter`.
     pub(crate) fn of(&self, slot: u32, counter: u32) -> u32 {
         match self.held {
@@ -67,10 +67,10 @@ impl Reported {
         &self.board
     }
 
-    /// A view of the bookings in the counters (see [`Booked`]).
-    pub(crate) fn booked(&self) -> Booked<'_> {
+    /// A view of the bookings in the counters (see [`OwnBookings`]).
+    pub(crate) fn booked(&self) -> OwnBookings<'_> {
         let held = (self.used.load(SeqCst) != 0).then(|| lock(&self.state));
-        Booked {
+        OwnBookings {
             board: &self.board,
             held,
         }
