@@ -1,5 +1,6 @@
 //! The classic validation scenario, and the back-to-back selection rate.
 
+use super::engine;
 use super::{CLASSIC_CONCURRENCY, CLASSIC_WORKERS, Progress};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Barrier, Mutex};
@@ -131,8 +132,18 @@ pub fn run(
 
 /// Reserve + release pairs per second on `workers` idle workers, `threads`
 /// threads back to back for `window`: the crate's ceiling, no service time.
-pub fn selection_rate(selector: &dyn Selector, workers: usize, threads: usize, window: Duration) -> f64 {
-    let pool = Pool::from_workers(0..workers as u32).expect("distinct keys");
+/// The pool is sized as the load run's ([`engine::pool_limit`]); `flat_scan`
+/// as there.
+pub fn selection_rate(
+    selector: &dyn Selector,
+    workers: usize,
+    flat_scan: bool,
+    threads: usize,
+    window: Duration,
+) -> f64 {
+    let pool = Pool::with_max_workers(engine::pool_limit(workers)).expect("a limit within MAX_WORKERS_LIMIT");
+    let pool = if flat_scan { pool.with_flat_scan() } else { pool };
+    pool.replace(0..workers as u32).expect("distinct keys");
     let total = AtomicU64::new(0);
     let start = Instant::now();
     thread::scope(|s| {

@@ -28,6 +28,27 @@ pub struct Fleet {
     pub slots: usize,
     /// Service time of one request at speed 1.0 (each request draws ±50%).
     pub service: Duration,
+    /// Scan every counter on least-loaded picks even where the pool's limit
+    /// would keep per-block bounds (for contrast with the summarised pick).
+    pub flat_scan: bool,
+}
+
+/// The slot limit a pool for `workers` workers is built with: the default
+/// below it, else the next power of two (2^17 for 100 000 workers).
+pub fn pool_limit(workers: usize) -> usize {
+    workers.next_power_of_two().max(workerpick::DEFAULT_MAX_WORKERS)
+}
+
+/// Whether least-loaded picks on a pool with `limit` slots and `workers`
+/// workers read the per-block bounds ("summarised") or every counter
+/// ("flat"). The library does not expose it: this restates its rule (bounds
+/// kept from a limit of 2^17 slots, used from 1 024 workers).
+pub fn scan_kind(limit: usize, workers: usize, flat_scan: bool) -> &'static str {
+    if !flat_scan && limit > workerpick::DEFAULT_MAX_WORKERS && workers >= 1024 {
+        "summarised"
+    } else {
+        "flat"
+    }
 }
 
 impl Fleet {
@@ -42,7 +63,13 @@ impl Fleet {
         // One snapshot for the whole fleet, then one per worker whose attributes
         // differ from the default: inserting one by one would publish one per
         // worker, quadratic in a large fleet.
-        let pool = Pool::new();
+        let limit = pool_limit(workers as usize);
+        let pool = if limit > workerpick::DEFAULT_MAX_WORKERS {
+            Pool::with_max_workers(limit).expect("a fleet within MAX_WORKERS_LIMIT")
+        } else {
+            Pool::new()
+        };
+        let pool = if self.flat_scan { pool.with_flat_scan() } else { pool };
         pool.replace(0..workers).expect("a fleet within the pool limit");
         for w in 0..workers {
             let info = self.info(w);

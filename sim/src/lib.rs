@@ -89,6 +89,7 @@ impl Config {
                 devices: vec![DeviceKind::Accelerator; CLASSIC_WORKERS],
                 slots: CLASSIC_CONCURRENCY,
                 service: self.load.fleet.service,
+                flat_scan: self.load.fleet.flat_scan,
             },
             concurrency: CLASSIC_CONCURRENCY,
             requests: self.classic_requests,
@@ -122,6 +123,7 @@ pub fn run(config: &Config, progress: &dyn Progress) -> Result<Vec<ModeReport>, 
             let selections_per_s = bursts::selection_rate(
                 &*selector,
                 config.load.fleet.speeds.len(),
+                config.load.fleet.flat_scan,
                 config.load.threads,
                 config.rate_window,
             );

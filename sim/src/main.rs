@@ -28,6 +28,10 @@ struct Args {
     /// Workers in the fleet.
     #[arg(short, long, default_value_t = 8)]
     workers: usize,
+    /// Least-loaded scans every counter, even on a fleet past 65 536 workers,
+    /// whose pool keeps per-block bounds (the summarised pick) otherwise.
+    #[arg(long)]
+    flat_scan: bool,
     /// Relative speed of each worker, cycled over the fleet (0.5 = half as fast).
     #[arg(long, value_delimiter = ',', default_value = "1,1,1,1,1,1,0.5,0.25")]
     speeds: Vec<f64>,
@@ -133,11 +137,11 @@ impl Args {
             "--service-ms",
             self.service_ms > 0.0 && self.service_ms.is_finite(),
         )?;
-        if self.workers > workerpick::DEFAULT_MAX_WORKERS {
+        if self.workers > workerpick::MAX_WORKERS_LIMIT {
             return Err(format!(
                 "--workers {} is above the pool's limit of {} workers",
                 self.workers,
-                workerpick::DEFAULT_MAX_WORKERS
+                workerpick::MAX_WORKERS_LIMIT
             ));
         }
         for (flag, value, max) in [
@@ -211,6 +215,7 @@ impl Args {
                     devices,
                     slots: self.slots,
                     service,
+                    flat_scan: self.flat_scan,
                 },
                 concurrency: self.concurrency,
                 requests: self.requests,

@@ -88,6 +88,19 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
         config.rate_window.as_millis(),
         std::thread::available_parallelism().map_or(1, |n| n.get()),
     );
+    let workers = fleet.speeds.len();
+    let limit = crate::engine::pool_limit(workers);
+    let means: Vec<String> = reports
+        .iter()
+        .map(|r| format!("{} {:.0}", r.mode, r.load.select_ns.mean))
+        .collect();
+    let _ = writeln!(
+        o,
+        "pick mean ns (timer included): {};\n\
+         pool limit {limit} slots: least-loaded scans {} (the simulator's restatement of the crate's rule).",
+        means.join(", "),
+        crate::engine::scan_kind(limit, workers, fleet.flat_scan),
+    );
 
     section(
         &mut o,

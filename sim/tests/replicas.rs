@@ -25,6 +25,7 @@ fn fleet() -> Fleet {
         devices,
         slots: 4,
         service: Duration::from_millis(2),
+        flat_scan: false,
     }
 }
 

@@ -20,6 +20,7 @@ fn small() -> Config {
                 devices: vec![Accelerator, Accelerator, Accelerator, Cpu],
                 slots: 2,
                 service: Duration::from_micros(300),
+                flat_scan: false,
             },
             concurrency: 8,
             requests: 1200,

@@ -1,0 +1,56 @@
+//! A fleet past the default pool limit (65 536 workers): the simulator sizes
+//! its pool to the fleet, least-loaded takes the summarised pick, and the
+//! invariants still hold (every request served once, every count back to 0).
+
+use workerpick_sim as sim;
+
+use sim::engine::{pool_limit, scan_kind};
+use sim::{Fleet, Load, Progress};
+use std::time::Duration;
+use workerpick::DeviceKind::Accelerator;
+
+struct Silent;
+
+impl Progress for Silent {
+    fn stage(&self, _: &str) {}
+    fn advance(&self, _: u64) {}
+}
+
+const WORKERS: usize = 100_000;
+
+fn load(flat_scan: bool) -> Load {
+    Load {
+        fleet: Fleet {
+            speeds: vec![1.0; WORKERS],
+            devices: vec![Accelerator; WORKERS],
+            slots: 2,
+            service: Duration::from_micros(200),
+            flat_scan,
+        },
+        concurrency: 16,
+        requests: 300,
+        threads: 2,
+        seed: 3,
+        churn: None,
+        sample_every: Duration::from_millis(50),
+    }
+}
+
+#[test]
+fn a_100k_fleet_runs_summarised_and_keeps_the_invariants() {
+    assert_eq!(pool_limit(WORKERS), 1 << 17);
+    assert_eq!(scan_kind(pool_limit(WORKERS), WORKERS, false), "summarised");
+    assert_eq!(scan_kind(pool_limit(WORKERS), WORKERS, true), "flat");
+    assert_eq!(scan_kind(pool_limit(8), 8, false), "flat");
+    let selector = sim::modes::selector("least-loaded").unwrap();
+    let out = sim::engine::run(&load(false), &*selector, &Silent);
+    assert_eq!(out.pick_error, None);
+    assert_eq!(out.unserved, 0, "every request served");
+    assert_eq!(out.served_twice, 0, "no request served twice");
+    assert_eq!(out.workers.len(), WORKERS);
+    assert!(out.workers.iter().all(|w| w.end_in_flight == 0), "every count back to 0");
+    assert_eq!(out.workers.iter().map(|w| w.requests).sum::<u64>(), 300);
+    // Least-loaded on an idle fleet larger than the concurrency: nobody holds two.
+    assert!(out.workers.iter().all(|w| w.peak_in_flight <= 1));
+    assert!(out.select_ns.mean > 0.0, "the pick was timed");
+}
