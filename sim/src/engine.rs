@@ -69,7 +69,11 @@ impl Fleet {
         } else {
             Pool::new()
         };
-        let pool = if self.flat_scan { pool.with_flat_scan() } else { pool };
+        let pool = if self.flat_scan {
+            pool.with_flat_scan()
+        } else {
+            pool
+        };
         pool.replace(0..workers).expect("a fleet within the pool limit");
         for w in 0..workers {
             let info = self.info(w);

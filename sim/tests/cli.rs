@@ -34,7 +34,7 @@ fn refused(args: &[&str], flag: &str) {
 #[test]
 fn workers_beyond_the_pool_limit_are_refused() {
     refused(&["--workers", "100000000000"], "--workers");
-    refused(&["--workers", "100000"], "--workers");
+    refused(&["--workers", "100000000"], "--workers");
 }
 
 /// A fleet far beyond one thread per worker slot runs, on threads bounded by

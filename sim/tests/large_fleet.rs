@@ -48,7 +48,10 @@ fn a_100k_fleet_runs_summarised_and_keeps_the_invariants() {
     assert_eq!(out.unserved, 0, "every request served");
     assert_eq!(out.served_twice, 0, "no request served twice");
     assert_eq!(out.workers.len(), WORKERS);
-    assert!(out.workers.iter().all(|w| w.end_in_flight == 0), "every count back to 0");
+    assert!(
+        out.workers.iter().all(|w| w.end_in_flight == 0),
+        "every count back to 0"
+    );
     assert_eq!(out.workers.iter().map(|w| w.requests).sum::<u64>(), 300);
     // Least-loaded on an idle fleet larger than the concurrency: nobody holds two.
     assert!(out.workers.iter().all(|w| w.peak_in_flight <= 1));
