@@ -424,7 +424,8 @@ pub mod design {}
 /// - Least-loaded in sublinear time (per-block lower bounds) is kept only by
 ///   pools built with a limit of 2^17 slots or more
 ///   ([`Pool::with_max_workers`](crate::Pool::with_max_workers)); a pool with
-///   the default limit scans every counter, about 250 ns at 10 000 workers.
+///   the default limit scans every counter (7 times slower at 10 000 workers,
+///   see BENCHMARKS.md, "Large pools").
 ///   Masked picks scan flat on every pool. A draining worker holding its
 ///   block's least counter makes picks scan flat until it drains.
 /// - Reported load (workers' reports, replicas' summaries) counts at most
@@ -436,8 +437,8 @@ pub mod design {}
 ///   summary periods well under the service time, and the age limit short.
 /// - Applying a replica's summary moves each counter whose load changed with
 ///   one compare-and-swap: a summary in which every one of n workers changed
-///   costs at least n of them (about 16 µs for 1 024 on the machine
-///   BENCHMARKS.md was measured on; an unchanged one about 5 µs).
+///   costs at least n of them, about twice an unchanged one (BENCHMARKS.md,
+///   "Reported load").
 /// - The AVX-512 kernel (the default on AVX-512 CPUs) runs in the unit tests
 ///   only where the test machine has AVX-512. So that every CI host tests it,
 ///   the repository's `ci/avx512.sh` builds its source files alone (the
