@@ -129,9 +129,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// report or the next pick that checks; returns how many sources aged out.
     pub fn expire_reports(&self) -> usize {
         let mut state = lock(&self.reported.state);
-        let dropped = state.expire(self.reported.cells(&self.slots.counters), Instant::now());
-        self.reported.store_due(&state);
-        dropped
+        self.reported
+            .expire(&mut state, &self.slots.counters, Instant::now())
     }
 
     /// Sets how long a report counts after it arrives (default

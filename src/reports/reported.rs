@@ -94,9 +94,16 @@ impl Reported {
         }
         // A poisoned lock is left to the writers, which recover it.
         if let Ok(mut state) = self.state.try_lock() {
-            state.expire(self.cells(counters), Instant::now());
-            self.store_due(&state);
+            self.expire(&mut state, counters, Instant::now());
         }
+    }
+
+    /// Drops the sources aged at `now` and republishes when the next is due;
+    /// returns how many went. The caller holds the report lock (`state`).
+    pub(super) fn expire(&self, state: &mut Reports, counters: &Counters, now: Instant) -> usize {
+        let dropped = state.expire(self.cells(counters), now);
+        self.store_due(state);
+        dropped
     }
 
     pub(super) fn cells<'a>(&'a self, counters: &'a Counters) -> Cells<'a> {
@@ -130,8 +137,7 @@ impl Reported {
         let now = Instant::now();
         let cells = self.cells(counters);
         let out = f(&mut state, cells, now);
-        state.expire(cells, now);
-        self.store_due(&state);
+        self.expire(&mut state, counters, now);
         out
     }
 }
