@@ -131,6 +131,9 @@ fn reserve_as<W, S: Selector + ?Sized, R>(
 ) -> Result<R, Error> {
     let mut cx = context(pool, snap, rng, request, Intent::Reserve)?;
     pool.reported.tick(&pool.slots.counters);
+    if pool.ramp.is_on() && crate::reports::now_and_then() {
+        (pool.ramp_step)(pool);
+    }
     let weight = request.weight;
     let slots = &pool.slots;
     let mut last = 0;
@@ -178,14 +181,17 @@ pub(crate) fn reserve_worker<W: Eq + core::hash::Hash>(
 
 /// Books `weight` (or a pin, for `0`) on `slot`, a member of `snap`, a
 /// snapshot of `pool` (both callers found it in `snap.index`, which holds only
-/// members).
+/// members); refused for a draining member.
 pub(crate) fn book<W>(
     pool: &Pool<W>,
     snap: &Snapshot<W>,
     slot: u32,
     weight: u32,
 ) -> Result<Booked<W>, Error> {
-    debug_assert!(snap.view.is_member(slot), "book: slot {slot} is not a member");
+    if !snap.view.is_member(slot) {
+        // In the set but no candidate: draining.
+        return Err(Error::Draining);
+    }
     // SAFETY: `snap` names `slot`; the booking made from it keeps it once
     // `snap` is gone.
     let key = unsafe { pool.slots.keys.ptr(slot) };

@@ -94,15 +94,15 @@ pub enum Intent {
 /// What a [`Selector`](crate::Selector) sees during one pick: the
 /// candidates, their loads, the random source and the request.
 pub struct Context<'a> {
-    set: &'a SetView,
-    counters: &'a Counters,
-    reports: &'a Reported,
-    candidates: Candidates<'a>,
-    masked: bool,
-    rng: &'a mut Rng,
+    pub(crate) set: &'a SetView,
+    pub(crate) counters: &'a Counters,
+    pub(crate) reports: &'a Reported,
+    pub(crate) candidates: Candidates<'a>,
+    pub(crate) masked: bool,
+    pub(crate) rng: &'a mut Rng,
     intent: Intent,
-    request: &'a Request<'a>,
-    backend: Kernel,
+    pub(crate) request: &'a Request<'a>,
+    pub(crate) backend: Kernel,
     #[cfg(test)]
     pub(crate) reads: core::cell::Cell<u32>,
 }
@@ -200,6 +200,22 @@ impl<'a> Context<'a> {
         self.reports.board().get(slot.index)
     }
 
+    /// The effective capacity of `slot`'s worker relative to the other
+    /// candidates: its capacity weight, scaled by slow start while it ramps,
+    /// divided by what all candidates' have in common (1 when they are all
+    /// equal). Compare `load / capacity` to weigh load by it.
+    #[inline(always)]
+    pub fn capacity(&self, slot: Slot<'a>) -> u32 {
+        self.weights().map_or(1, |w| w.of(slot.index))
+    }
+
+    /// Whether `slot`'s worker is healthy (see
+    /// [`Pool::set_healthy`](crate::Pool::set_healthy)).
+    #[inline(always)]
+    pub fn is_healthy(&self, slot: Slot<'a>) -> bool {
+        self.healthy(slot.index)
+    }
+
     /// The attributes of `slot`'s worker.
     #[inline(always)]
     pub fn info(&self, slot: Slot<'a>) -> WorkerInfo {
@@ -239,9 +255,14 @@ impl<'a> Context<'a> {
 
     /// The least-loaded candidate and its load, ties broken uniformly at random.
     /// Uses the SIMD scan: see [`scan::least`](crate::scan::least) for the draws
-    /// it makes.
+    /// it makes. In a weighted pool, the least `(load + r) / capacity` (`r`
+    /// the request's weight), exactly; unhealthy workers carry
+    /// [`UNHEALTHY_LOAD`](crate::UNHEALTHY_LOAD) in their load.
     #[inline(always)]
     pub fn least_loaded(&mut self) -> Option<(Slot<'a>, u32)> {
+        if let Some(w) = self.weights() {
+            return self.least_weighted(w);
+        }
         if let Candidates::Fresh { slots, lanes } = self.candidates {
             let counters = self.counters.slice(lanes.map_or(slots.len(), <[u32]>::len));
             // Large pools read per-block lower bounds instead of every counter
@@ -298,6 +319,9 @@ impl<'a> Context<'a> {
         &mut self,
         mut keep: impl FnMut(&Self, Slot<'a>) -> bool,
     ) -> Option<(Slot<'a>, u32)> {
+        if let Some(w) = self.weights() {
+            return self.least_weighted_by(w, keep);
+        }
         let mut least = Minimum::NONE;
         for i in 0..self.len() {
             let slot = self.candidate(i)?;

@@ -18,28 +18,53 @@ pub enum DeviceKind {
     Accelerator,
 }
 
+/// The largest capacity weight a worker may have (see [`WorkerInfo::capacity`]).
+pub const MAX_CAPACITY: u32 = 1 << 16;
+
 /// Per-worker attributes that selectors may read through
 /// [`Context::info`](crate::Context::info).
 ///
 /// ```
 /// use workerpick::{DeviceKind, WorkerInfo};
-/// let info = WorkerInfo::new().device(DeviceKind::Cpu).group(3);
+/// let info = WorkerInfo::new().device(DeviceKind::Cpu).group(3).capacity(4);
 /// assert_eq!(info.device_kind(), DeviceKind::Cpu);
 /// assert_eq!(info.group_id(), 3);
+/// assert_eq!(info.capacity_weight(), 4);
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct WorkerInfo {
     device: DeviceKind,
     group: u32,
+    capacity: u32,
+}
+
+impl Default for WorkerInfo {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl WorkerInfo {
-    /// An accelerator in group 0.
+    /// An accelerator in group 0, of capacity 1.
     pub const fn new() -> Self {
         Self {
             device: DeviceKind::Accelerator,
             group: 0,
+            capacity: 1,
         }
+    }
+
+    /// Sets the capacity weight, `1..=`[`MAX_CAPACITY`]: how much work this
+    /// worker takes relative to the others (an 8-GPU node beside 2-GPU
+    /// ones: 4 and 1). Every mode honours it: random and round-robin pick in
+    /// proportion to it, power-of-two and least-loaded compare load ÷ capacity
+    /// (see [`docs::design`](crate::docs::design), "Capacity weights"). A pool
+    /// whose workers all have the same capacity picks exactly as an
+    /// unweighted one. Out-of-range values are refused when the info is
+    /// given to the pool.
+    pub const fn capacity(mut self, capacity: u32) -> Self {
+        self.capacity = capacity;
+        self
     }
 
     /// Sets the device kind.
@@ -62,5 +87,22 @@ impl WorkerInfo {
     /// The caller-defined group.
     pub const fn group_id(&self) -> u32 {
         self.group
+    }
+
+    /// The capacity weight (1 unless set).
+    pub const fn capacity_weight(&self) -> u32 {
+        self.capacity
+    }
+
+    /// Refuses a capacity outside `1..=MAX_CAPACITY`.
+    pub(crate) fn check(&self) -> Result<(), crate::error::Error> {
+        if (1..=MAX_CAPACITY).contains(&self.capacity) {
+            Ok(())
+        } else {
+            Err(crate::error::Error::InvalidConfig {
+                what: "worker capacity",
+                why: format!("{} is outside 1..={MAX_CAPACITY}", self.capacity),
+            })
+        }
     }
 }

@@ -60,6 +60,9 @@ pub enum Error {
     /// Booking the request's weight would take the worker's in-flight load
     /// past `u32::MAX`; nothing was booked.
     LoadOverflow,
+    /// The worker named by the caller is draining (see
+    /// [`Pool::drain`](crate::Pool::drain)): it takes no new reservation.
+    Draining,
 }
 
 impl fmt::Display for Error {
@@ -93,6 +96,9 @@ impl fmt::Display for Error {
                 f,
                 "capacity exceeded: this pool holds at most {limit} worker slots (live workers plus removed \
                  ones still draining); build it with `Pool::with_max_workers` for more"
+            ),
+            Error::Draining => f.write_str(
+                "worker draining: it takes no new reservations until it is resumed; reserve another worker or `resume` it",
             ),
             Error::LoadOverflow => f.write_str(
                 "load overflow: booking this weight would take the worker's in-flight load past u32::MAX; charge smaller weights",

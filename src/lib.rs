@@ -51,6 +51,7 @@ mod device;
 pub mod docs;
 mod eligibility;
 mod error;
+mod fleet;
 mod handle;
 #[cfg(feature = "futures")]
 mod hold;
@@ -73,11 +74,14 @@ pub mod service;
 mod snapshot;
 mod storage;
 mod sync;
+mod weights;
 
 pub use context::{Context, Intent, Slot};
-pub use device::{DeviceKind, WorkerInfo};
+pub use device::{DeviceKind, MAX_CAPACITY, WorkerInfo};
 pub use eligibility::Eligibility;
 pub use error::Error;
+pub use fleet::health::UNHEALTHY_LOAD;
+pub use fleet::slow_start::SlowStart;
 pub use handle::Handle;
 #[cfg(feature = "futures")]
 pub use hold::{ReservedFuture, ReservedStream};

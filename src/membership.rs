@@ -11,12 +11,14 @@
 
 use crate::device::WorkerInfo;
 use crate::error::Error;
+use crate::fleet::slow_start::Ramp;
 use crate::snapshot::{Liveness, Member, Snapshot};
 use crate::storage::Slots;
 use crate::sync::atomic::Ordering;
 use crate::sync::{Arc, Published};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::Hash;
+use std::time::Instant;
 
 /// A removed worker whose slot may not be reused yet.
 struct Retired {
@@ -43,6 +45,10 @@ pub(crate) struct Writer<W> {
     /// One per published snapshot that may still be alive; pruned on every
     /// publish, so it is bounded by the snapshots readers hold.
     published: Vec<Arc<Liveness>>,
+    /// The slow start applied to joining and resumed members.
+    ramp: Ramp,
+    /// When the published snapshot's effective capacities next change.
+    ramp_due: Option<Instant>,
 }
 
 /// Where a key's slot comes from when it joins the set.
@@ -60,6 +66,8 @@ struct Staged<W> {
     /// Fresh identities: their slot (in the order `fresh_slots` yields them)
     /// and a clone of their key for the slot table.
     fresh: Vec<(u32, W)>,
+    /// When the next member's effective capacity changes (slow start).
+    ramp_due: Option<Instant>,
 }
 
 impl<W: Clone + Eq + Hash> Writer<W> {
@@ -73,6 +81,8 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             members: Vec::new(),
             retired: Vec::new(),
             published: Vec::new(),
+            ramp: Ramp::default(),
+            ramp_due: None,
         }
     }
 
@@ -139,6 +149,8 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             Origin::Retired(j) => (
                 Member {
                     info,
+                    draining: false,
+                    ramp_from: self.ramp_start(),
                     ..self.retired[j].1.member
                 },
                 false,
@@ -146,9 +158,8 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             Origin::New => {
                 let slot = fresh.next().unwrap_or(u32::MAX); // room was reserved
                 let member = Member {
-                    slot,
-                    generation: *generation,
-                    info,
+                    ramp_from: self.ramp_start(),
+                    ..Member::new(slot, *generation, info)
                 };
                 *generation = generation.wrapping_add(1);
                 (member, true)
@@ -157,17 +168,23 @@ impl<W: Clone + Eq + Hash> Writer<W> {
     }
 
     /// Builds the snapshot for `members` (user code: it clones and hashes);
-    /// `departs` when some current member is not among them.
-    fn stage(&self, members: &[(&W, Member)], fresh: Vec<(u32, W)>, departs: bool) -> Staged<W> {
+    /// `departs` when some current member is not among them (or stops being
+    /// a candidate: it starts draining). Sets each member's effective
+    /// capacity for now.
+    fn stage(&self, members: &mut [(&W, Member)], fresh: Vec<(u32, W)>, departs: bool) -> Staged<W> {
         let top = fresh.iter().map(|&(s, _)| s + 1).max().unwrap_or(0);
         let capacity = self.capacity.max(top) as usize;
         let epoch = self.epoch + 1;
         let departed_at = if departs { epoch } else { self.departed_at };
+        let ramp_due = self
+            .ramp
+            .weigh(members.iter_mut().map(|(_, m)| m), Instant::now());
         let (snapshot, liveness) = Snapshot::build(epoch, departed_at, capacity, members);
         Staged {
             snapshot,
             liveness,
             fresh,
+            ramp_due,
         }
     }
 
@@ -178,7 +195,9 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             snapshot,
             liveness,
             fresh,
+            ramp_due,
         } = staged;
+        self.ramp_due = ramp_due;
         let allocated = self.capacity;
         for (slot, key) in fresh {
             if slot >= self.capacity {
@@ -229,7 +248,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         };
         let mut list = self.member_refs();
         list.push((&key, member));
-        let staged = self.stage(&list, fresh, false);
+        let staged = self.stage(&mut list, fresh, false);
         drop(list);
         // Commit: no key code runs from here on.
         if let Origin::Retired(j) = origin {
@@ -251,7 +270,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         };
         let mut list = self.member_refs();
         list.remove(i);
-        let staged = self.stage(&list, Vec::new(), true);
+        let staged = self.stage(&mut list, Vec::new(), true);
         drop(list);
         // Commit: no key code runs from here on.
         let (key, member) = self.members.remove(i);
@@ -288,7 +307,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         }
         drop(fresh_slots);
         let stays_count = origins.iter().filter(|o| matches!(o, Origin::Member(_))).count();
-        let staged = self.stage(&list, fresh, stays_count < self.members.len());
+        let staged = self.stage(&mut list, fresh, stays_count < self.members.len());
         let new_members: Vec<Member> = list.into_iter().map(|(_, m)| m).collect();
         // Commit: no key code runs from here on.
         let mut stays = vec![false; self.members.len()];
@@ -346,14 +365,91 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         let Origin::Member(i) = self.origin(key) else {
             return Err(Error::UnknownWorker);
         };
+        self.change(i, |m| m.info = info, slots, current);
+        Ok(())
+    }
+
+    /// Changes member `i` with `f` and publishes; the change *departs* (see
+    /// `stage`) when it makes the member stop being a candidate.
+    fn change(
+        &mut self,
+        i: usize,
+        f: impl Fn(&mut Member),
+        slots: &Slots<W>,
+        current: &Published<Snapshot<W>>,
+    ) {
         let mut list = self.member_refs();
-        list[i].1.info = info;
-        let staged = self.stage(&list, Vec::new(), false);
+        let was = list[i].1.draining;
+        f(&mut list[i].1);
+        let departs = !was && list[i].1.draining;
+        let staged = self.stage(&mut list, Vec::new(), departs);
         drop(list);
         // Commit: no key code runs from here on.
-        self.members[i].1.info = info;
+        f(&mut self.members[i].1);
         self.commit(staged, slots, current);
-        Ok(())
+    }
+
+    /// Starts or ends `key`'s drain: draining, it stays in the set but is no
+    /// candidate; resumed, it ramps up again (slow start). Returns whether it
+    /// was draining.
+    pub(crate) fn set_draining(
+        &mut self,
+        key: &W,
+        draining: bool,
+        slots: &Slots<W>,
+        current: &Published<Snapshot<W>>,
+    ) -> Result<bool, Error> {
+        let Origin::Member(i) = self.origin(key) else {
+            return Err(Error::UnknownWorker);
+        };
+        let was = self.members[i].1.draining;
+        if was != draining {
+            let ramp_from = if draining { None } else { self.ramp_start() };
+            self.change(
+                i,
+                |m| {
+                    m.draining = draining;
+                    m.ramp_from = ramp_from;
+                },
+                slots,
+                current,
+            );
+        }
+        Ok(was)
+    }
+
+    /// Whether `key` is a draining member (`None`: not a member).
+    pub(crate) fn is_draining(&self, key: &W) -> Option<bool> {
+        match self.origin(key) {
+            Origin::Member(i) => Some(self.members[i].1.draining),
+            _ => None,
+        }
+    }
+
+    /// When a member that joins or resumes now starts its slow start.
+    fn ramp_start(&self) -> Option<Instant> {
+        self.ramp.is_on().then(Instant::now)
+    }
+
+    /// Sets the slow start for members that join or resume from now on; with
+    /// `None`, members ramping now get their full capacity at once.
+    pub(crate) fn set_ramp(&mut self, ramp: Ramp, slots: &Slots<W>, current: &Published<Snapshot<W>>) {
+        self.ramp = ramp;
+        self.republish(slots, current);
+    }
+
+    /// Publishes the set again, unchanged but for the effective capacities
+    /// (slow start moved on).
+    pub(crate) fn republish(&mut self, slots: &Slots<W>, current: &Published<Snapshot<W>>) {
+        let mut list = self.member_refs();
+        let staged = self.stage(&mut list, Vec::new(), false);
+        drop(list);
+        self.commit(staged, slots, current);
+    }
+
+    /// When the effective capacities next change (slow start), if ever.
+    pub(crate) fn ramp_due(&self) -> Option<Instant> {
+        self.ramp_due
     }
 
     fn member_refs(&self) -> Vec<(&W, Member)> {

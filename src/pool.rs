@@ -1,5 +1,6 @@
 use crate::device::WorkerInfo;
 use crate::error::Error;
+use crate::fleet::RampClock;
 use crate::membership::Writer;
 use crate::reports::Reported;
 use crate::scan::{Backend, Kernel};
@@ -42,7 +43,11 @@ pub struct Pool<W> {
     pub(crate) id: u64,
     pub(crate) slots: Slots<W>,
     current: Published<Snapshot<W>>,
-    writer: Mutex<Writer<W>>,
+    pub(crate) writer: Mutex<Writer<W>>,
+    pub(crate) ramp: RampClock,
+    /// `ramp_step` for this key type, callable where `W`'s bounds are not
+    /// in scope (the reservation path).
+    pub(crate) ramp_step: fn(&Pool<W>),
     pub(crate) backend: Kernel,
     pub(crate) reported: Reported,
     fallbacks: AtomicU64,
@@ -130,6 +135,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
             writer: Mutex::new(writer),
             backend: Kernel::detect(),
             reported: Reported::new(padded(max), id),
+            ramp: RampClock::new(),
+            ramp_step: Self::ramp_step,
             fallbacks: AtomicU64::new(0),
         }
     }
@@ -173,17 +180,14 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// Adds `worker` with attributes `info`. A worker removed while its
     /// reservations are alive comes back with that load.
     pub fn insert_with(&self, worker: W, info: WorkerInfo) -> Result<(), Error> {
-        let changed = lock(&self.writer).insert(worker, info, &self.slots, &self.current);
-        self.forget_departed();
-        changed
+        let info = Self::checked(info)?;
+        self.write(|w, slots, current| w.insert(worker, info, slots, current))
     }
 
     /// Removes `worker`. Picks that start after this returns never choose it;
     /// its reservations stay valid and its slot is reused after the last one.
     pub fn remove(&self, worker: &W) -> Result<(), Error> {
-        let changed = lock(&self.writer).remove(worker, &self.slots, &self.current);
-        self.forget_departed();
-        changed
+        self.write(|w, slots, current| w.remove(worker, slots, current))
     }
 
     /// Replaces the whole set with `workers`, in order. Workers that stay
@@ -191,14 +195,43 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// changes nothing.
     pub fn replace(&self, workers: impl IntoIterator<Item = W>) -> Result<(), Error> {
         let workers: Vec<W> = workers.into_iter().collect();
-        let changed = lock(&self.writer).replace(workers, &self.slots, &self.current);
+        self.write(|w, slots, current| w.replace(workers, slots, current))
+    }
+
+    /// Changes `worker`'s attributes (its device kind, its group, its
+    /// capacity): a new snapshot, not a membership change.
+    pub fn set_info(&self, worker: &W, info: WorkerInfo) -> Result<(), Error> {
+        let info = Self::checked(info)?;
+        self.write(|w, slots, current| w.set_info(worker, info, slots, current))
+    }
+
+    /// Runs a change on the writer, then records when slow start is next due
+    /// and drops what was kept for workers that left.
+    pub(crate) fn write<R>(
+        &self,
+        change: impl FnOnce(&mut Writer<W>, &Slots<W>, &Published<Snapshot<W>>) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        let mut writer = lock(&self.writer);
+        let changed = change(&mut writer, &self.slots, &self.current);
+        self.ramp.set(writer.ramp_due());
+        drop(writer);
         self.forget_departed();
         changed
     }
 
-    /// Changes `worker`'s attributes (its device kind, its group).
-    pub fn set_info(&self, worker: &W, info: WorkerInfo) -> Result<(), Error> {
-        lock(&self.writer).set_info(worker, info, &self.slots, &self.current)
+    /// Publishes the slow-start step that is due, unless a writer holds the
+    /// lock (it publishes the step itself). Reservations call it now and then.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn ramp_step(&self) {
+        if !self.ramp.is_due(std::time::Instant::now()) {
+            return;
+        }
+        // A poisoned lock is left to the writers, which recover it.
+        if let Ok(mut writer) = self.writer.try_lock() {
+            writer.republish(&self.slots, &self.current);
+            self.ramp.set(writer.ramp_due());
+        }
     }
 
     /// Reuses the slots of removed workers that have drained; returns how many.
@@ -207,9 +240,10 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         lock(&self.writer).reclaim(&self.slots)
     }
 
-    /// Number of workers in the set.
+    /// Number of workers in the set (draining ones included).
     pub fn len(&self) -> usize {
-        self.snapshot().view.members.len()
+        let snap = self.snapshot();
+        snap.view.members.len() + snap.view.draining.len()
     }
 
     /// Whether the set is empty.
@@ -241,13 +275,15 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         snap.index.get(worker).map(|&slot| snap.view.info[slot as usize])
     }
 
-    /// Every worker in the set with its in-flight load, in set order.
+    /// Every worker in the set with its in-flight load: the candidates in set
+    /// order, then the draining workers.
     pub fn loads(&self) -> Vec<(W, u32)> {
         let snap = self.snapshot();
         let booked = self.reported.booked();
         snap.view
             .members
             .iter()
+            .chain(snap.view.draining.iter())
             .map(|&slot| {
                 let counter = self.slots.counters.get(slot).load(Ordering::Relaxed);
                 (snap.key(slot).clone(), booked.of(slot, counter))

@@ -5,6 +5,7 @@ use crate::device::WorkerInfo;
 use crate::remap::Remaps;
 use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::sync::{Arc, LANE_PAD};
+use crate::weights::Weights;
 use std::collections::HashMap;
 use std::hash::Hash;
 
@@ -43,8 +44,10 @@ pub(crate) struct SetView {
     /// inline, its 32 cells made every pick cost a few instructions more
     /// (measured with the callgrind gate).
     pub(crate) remaps: Box<Remaps>,
-    /// Member slots in set order.
+    /// The candidates' slots in set order: every member but those draining.
     pub(crate) members: Box<[u32]>,
+    /// The draining members' slots, in set order.
+    pub(crate) draining: Box<[u32]>,
     /// Per slot, padded: `0` for a member, `u32::MAX` otherwise.
     pub(crate) excluded: Box<[u32]>,
     /// Whether the members hold exactly the slots `0..members.len()`, so that a scan
@@ -54,6 +57,9 @@ pub(crate) struct SetView {
     pub(crate) gens: Box<[u32]>,
     /// Per slot: the worker's attributes.
     pub(crate) info: Box<[WorkerInfo]>,
+    /// The capacity tables; `None` when every candidate has the same
+    /// effective capacity (then every pick is the unweighted one).
+    pub(crate) weights: Option<Box<Weights>>,
     liveness: Arc<Liveness>,
 }
 
@@ -86,6 +92,12 @@ pub(crate) struct Snapshot<W> {
 }
 
 impl<W> Snapshot<W> {
+    /// Whether `slot` holds a worker of this set (a candidate or draining).
+    #[inline]
+    pub(crate) fn holds(&self, slot: u32) -> bool {
+        matches!(self.keys.get(slot as usize), Some(Some(_)))
+    }
+
     /// The key of member `slot` (every slot a pick returns is one).
     #[inline(always)]
     pub(crate) fn key(&self, slot: u32) -> &W {
@@ -102,6 +114,28 @@ pub(crate) struct Member {
     pub(crate) slot: u32,
     pub(crate) generation: u32,
     pub(crate) info: WorkerInfo,
+    /// Draining: in the set (its load, reports and attributes are kept) but
+    /// not a candidate for any pick.
+    pub(crate) draining: bool,
+    /// When its slow start began (it joined or resumed), while it ramps.
+    pub(crate) ramp_from: Option<std::time::Instant>,
+    /// Its effective capacity in the snapshot being built (its capacity
+    /// scaled by slow start); set by the writer when staging.
+    pub(crate) weight: u32,
+}
+
+impl Member {
+    /// A fresh member of `slot`.
+    pub(crate) fn new(slot: u32, generation: u32, info: WorkerInfo) -> Self {
+        Self {
+            slot,
+            generation,
+            info,
+            draining: false,
+            ramp_from: None,
+            weight: 1,
+        }
+    }
 }
 
 impl<W: Clone + Eq + Hash> Snapshot<W> {
@@ -121,7 +155,9 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
         let mut keys: Box<[Option<W>]> = (0..len).map(|_| None).collect();
         for (key, m) in members {
             let s = m.slot as usize;
-            excluded[s] = 0;
+            if !m.draining {
+                excluded[s] = 0;
+            }
             gens[s] = m.generation;
             info[s] = m.info;
             index.insert((*key).clone(), m.slot);
@@ -131,13 +167,29 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
             epoch,
             alive: AtomicU32::new(1),
         });
+        let candidates: Box<[u32]> = members
+            .iter()
+            .filter(|(_, m)| !m.draining)
+            .map(|(_, m)| m.slot)
+            .collect();
+        let weights: Vec<u32> = members
+            .iter()
+            .filter(|(_, m)| !m.draining)
+            .map(|(_, m)| m.weight)
+            .collect();
         let view = SetView {
             epoch,
             departed_at,
             remaps: Box::new(Remaps::new()),
-            members: members.iter().map(|(_, m)| m.slot).collect(),
             // Slots are distinct, so all below `len` means exactly `0..len`.
-            dense: members.iter().all(|(_, m)| (m.slot as usize) < members.len()),
+            dense: candidates.iter().all(|&slot| (slot as usize) < candidates.len()),
+            weights: Weights::build(len, &candidates, &weights),
+            members: candidates,
+            draining: members
+                .iter()
+                .filter(|(_, m)| m.draining)
+                .map(|(_, m)| m.slot)
+                .collect(),
             excluded,
             gens,
             info,

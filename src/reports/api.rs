@@ -165,7 +165,11 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         let snap = self.snapshot();
         let view = &snap.view;
         state.retain_members(self.reported.cells(&self.slots.counters), |slot| {
-            view.is_member(slot).then(|| view.gens[slot as usize])
+            snap.holds(slot).then(|| view.gens[slot as usize])
         });
+        // A departed worker's health mark would keep its slot from draining.
+        self.reported
+            .health
+            .forget(&self.slots.counters, view.scan_len(), |slot| snap.holds(slot));
     }
 }

@@ -3,6 +3,7 @@
 
 use super::board::{Board, Cells};
 use super::state::Reports;
+use crate::fleet::health::Health;
 use crate::storage::counters::Counters;
 use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use crate::sync::{Mutex, MutexGuard, lock};
@@ -18,6 +19,8 @@ pub(crate) struct Reported {
     /// When some source ages out, in nanoseconds after `epoch` (`u64::MAX`: never).
     due: AtomicU64,
     epoch: Instant,
+    /// Ill health, the counters' other non-booked part (see `fleet::health`).
+    pub(crate) health: Health,
     /// This pool's name in its summaries.
     pub(super) origin: u64,
     /// The number of the last summary made.
@@ -33,6 +36,7 @@ pub(crate) struct Reported {
 /// the two parts of a counter are read together.
 pub(crate) struct OwnBookings<'a> {
     board: &'a Board,
+    health: &'a Health,
     held: Option<MutexGuard<'a, Reports>>,
 }
 
@@ -41,7 +45,9 @@ impl OwnBookings<'_> {
     pub(crate) fn of(&self, slot: u32, counter: u32) -> u32 {
         match self.held {
             None => counter,
-            Some(_) => counter.saturating_sub(self.board.get(slot)),
+            Some(_) => counter
+                .saturating_sub(self.board.get(slot))
+                .saturating_sub(self.health.penalty(slot)),
         }
     }
 }
@@ -51,6 +57,7 @@ impl Reported {
     pub(crate) fn new(len: usize, pool_id: u64) -> Self {
         Self {
             board: Board::new(len),
+            health: Health::new(len),
             state: Mutex::new(Reports::new(DEFAULT_REPORT_MAX_AGE)),
             due: AtomicU64::new(u64::MAX),
             epoch: Instant::now(),
@@ -72,6 +79,7 @@ impl Reported {
         let held = (self.used.load(SeqCst) != 0).then(|| lock(&self.state));
         OwnBookings {
             board: &self.board,
+            health: &self.health,
             held,
         }
     }
@@ -122,6 +130,13 @@ impl Reported {
             .store(state.due().map_or(u64::MAX, |at| self.nanos(at)), Relaxed);
     }
 
+    /// The report lock, for a change to the counters' non-booked part other
+    /// than a report (health): marks the pool as using it first, as `with` does.
+    pub(crate) fn lock_for_change(&self) -> impl Sized + '_ {
+        self.used.store(1, SeqCst);
+        lock(&self.state)
+    }
+
     /// Runs `f` on the bookkeeping under the report lock, then drops aged
     /// sources and folds every changed sum into the counters.
     pub(super) fn with<R>(
@@ -145,7 +160,7 @@ impl Reported {
 /// True once in 1024 calls on each thread (always under loom, where a model's
 /// few picks must reach the check).
 #[inline(always)]
-fn now_and_then() -> bool {
+pub(crate) fn now_and_then() -> bool {
     #[cfg(not(loom))]
     {
         std::thread_local!(static CALLS: core::cell::Cell<u32> = const { core::cell::Cell::new(0) });

@@ -1,9 +1,11 @@
 use crate::context::Context;
 use crate::selector::{Choice, Selector};
 use crate::selectors::{Builtin, Configure};
+use crate::weights::least::Ratio;
 
 /// Power of two choices: two distinct uniform candidates, the less loaded wins
-/// (the first on a tie). Reservations book it with a compare-and-swap that
+/// (the first on a tie). In a weighted pool "less loaded" is the smaller
+/// `(load + r) / capacity`, `r` the request's weight, compared exactly. Reservations book it with a compare-and-swap that
 /// checks the load it compared.
 ///
 /// Draws: `a` over n, then `b = (a + 1 + draw over n - 1) mod n`, so `a != b`;
@@ -49,7 +51,16 @@ impl Selector for PowerOfTwo {
         let b = if b >= n { b - n } else { b };
         let slot_b = cx.candidate(b as usize)?;
         let load_b = cx.load(slot_b);
-        Some(if load_a <= load_b {
+        let a_wins = match cx.weights() {
+            // (load + r) / capacity, compared exactly.
+            Some(w) => {
+                let r = cx.request().weight;
+                let ra = Ratio::new(load_a, r, w.of(slot_a.index()));
+                !Ratio::new(load_b, r, w.of(slot_b.index())).lt(ra)
+            }
+            None => load_a <= load_b,
+        };
+        Some(if a_wins {
             Choice::validated(slot_a, load_a)
         } else {
             Choice::validated(slot_b, load_b)

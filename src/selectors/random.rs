@@ -2,7 +2,9 @@ use crate::context::Context;
 use crate::selector::{Choice, Selector};
 use crate::selectors::{Builtin, Configure};
 
-/// One uniform draw over the candidates. Reads no load.
+/// One uniform draw over the candidates, in proportion to their capacity in
+/// a weighted pool (an alias table: still one draw). Reads no load; passes
+/// over unhealthy workers while any candidate is healthy.
 ///
 /// ```
 /// use workerpick::{Pool, Random};
@@ -27,9 +29,7 @@ impl Selector for Random {
 
     #[inline(always)]
     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
-        let n = cx.len() as u32;
-        let i = cx.rng().below(n);
-        cx.candidate(i as usize).map(Choice::unvalidated)
+        cx.random_candidate().map(Choice::unvalidated)
     }
 
     #[inline(always)]

@@ -6,6 +6,12 @@ use crate::sync::atomic::{AtomicUsize, Ordering};
 
 /// A shared cursor, one `fetch_add(1)` per pick; candidate = cursor mod n.
 ///
+/// In a weighted pool the cursor walks a smooth schedule in which each worker
+/// has turns in proportion to its capacity, spread evenly (see
+/// [`docs::design`](crate::docs::design), "Capacity weights"). Unhealthy
+/// workers are passed over (their turn goes to the next healthy worker)
+/// while any candidate is healthy.
+///
 /// The cursor sits alone on its cache line so that the threads that share a
 /// `RoundRobin` contend on nothing else. A preview reads it without advancing.
 ///
@@ -43,15 +49,23 @@ impl Selector for RoundRobin {
     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
         // Relaxed: tickets need only be distinct (the RMW guarantees that);
         // nothing else is published through the cursor.
-        let ticket = match cx.intent() {
-            Intent::Preview => self.cursor.load(Ordering::Relaxed),
-            _ => self.cursor.fetch_add(1, Ordering::Relaxed),
+        let preview = cx.intent() == Intent::Preview;
+        let ticket = if preview {
+            self.cursor.load(Ordering::Relaxed)
+        } else {
+            self.cursor.fetch_add(1, Ordering::Relaxed)
         };
-        let n = cx.len();
-        if n == 0 {
-            return None;
-        }
-        cx.candidate(ticket % n).map(Choice::unvalidated)
+        // The stride schedule of a weighted pool may walk on to later tickets.
+        let mut peek = ticket;
+        let next = || {
+            if preview {
+                peek += 1;
+                peek
+            } else {
+                self.cursor.fetch_add(1, Ordering::Relaxed)
+            }
+        };
+        cx.round_robin_candidate(ticket, next).map(Choice::unvalidated)
     }
 
     #[inline(always)]

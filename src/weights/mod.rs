@@ -1,0 +1,78 @@
+//! Capacity weights as the picks use them: tables built with each snapshot
+//! from the members' effective capacities (their [`capacity`] scaled by slow
+//! start), and nothing when every candidate has the same one, so that an
+//! unweighted pool picks exactly as before, at the same cost.
+//!
+//! | mode | weighted rule | table |
+//! |---|---|---|
+//! | random | P(i) = c_i / Σc, one draw | [`alias`]: Walker's alias method, O(1) |
+//! | round-robin | c_i picks per period of Σc, spread evenly | [`schedule`]: the period as a list |
+//! | power-of-two | the less of (load + r) ÷ c, exact | none: integer cross-multiplication |
+//! | least-loaded | the least (load + r) ÷ c, exact | [`scale`]: per lane L ÷ c_i for the SIMD scan |
+//!
+//! (`r` is the request's weight: the load after booking it, per unit of capacity.)
+//!
+//! [`capacity`]: crate::WorkerInfo::capacity
+
+pub(crate) mod alias;
+pub(crate) mod least;
+mod pick;
+pub(crate) mod scale;
+pub(crate) mod schedule;
+
+use alias::Alias;
+use scale::Scale;
+use schedule::Schedule;
+
+/// The weight tables of one snapshot.
+pub(crate) struct Weights {
+    /// Per slot (padded like the snapshot's lanes): the effective capacity of
+    /// the candidate in it, 0 for any other lane.
+    pub(crate) capacity: Box<[u32]>,
+    /// Weighted random over the candidates, in set order.
+    pub(crate) alias: Alias,
+    /// Weighted round-robin over the candidates, in set order.
+    pub(crate) schedule: Schedule,
+    /// The least-loaded scan's per-lane factors, when the capacities' least
+    /// common multiple is small enough for them (else the exact scalar path).
+    pub(crate) scale: Option<Scale>,
+}
+
+impl Weights {
+    /// The tables for candidates `slots` (set order) of effective capacities
+    /// `capacities` over `lanes` lanes; `None` when all capacities are equal
+    /// (or there are none): the unweighted picks are then exactly right.
+    pub(crate) fn build(lanes: usize, slots: &[u32], capacities: &[u32]) -> Option<Box<Self>> {
+        let first = *capacities.first()?;
+        if capacities.iter().all(|&c| c == first) {
+            return None;
+        }
+        let g = capacities.iter().fold(0, |g, &c| gcd(g, c));
+        let reduced: Vec<u32> = capacities.iter().map(|&c| c / g).collect();
+        let mut capacity = vec![0; lanes].into_boxed_slice();
+        for (&slot, &c) in slots.iter().zip(&reduced) {
+            capacity[slot as usize] = c;
+        }
+        Some(Box::new(Self {
+            alias: Alias::build(&reduced),
+            schedule: Schedule::build(&reduced),
+            scale: Scale::build(lanes, slots, &reduced),
+            capacity,
+        }))
+    }
+
+    /// The effective capacity of the candidate in `slot` (reduced by the
+    /// capacities' common divisor).
+    #[inline(always)]
+    pub(crate) fn of(&self, slot: u32) -> u32 {
+        self.capacity.get(slot as usize).copied().unwrap_or(0)
+    }
+}
+
+/// The greatest common divisor (`gcd(0, x) = x`).
+pub(crate) fn gcd(mut a: u32, mut b: u32) -> u32 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}

@@ -1,0 +1,238 @@
+//! The picks that read capacities and health: what random and round-robin do
+//! when the pool is weighted or some worker is unhealthy, and the exact
+//! weighted least-loaded rule. Unweighted pools with every worker healthy
+//! never come here (one test of an `Option` and one load of a count).
+
+use super::Weights;
+use super::least::{LeastRatio, Ratio};
+use crate::candidates::Candidates;
+use crate::context::{Context, Slot};
+use crate::sync::atomic::Ordering::Relaxed;
+
+/// Draws or tickets a pick tries before it takes the linear path.
+const TRIES: u32 = 8;
+
+impl<'a> Context<'a> {
+    /// The capacity tables, when the pool is weighted.
+    #[inline(always)]
+    pub(crate) fn weights(&self) -> Option<&'a Weights> {
+        self.set.weights.as_deref()
+    }
+
+    /// Whether `slot`, a worker of the set, is healthy.
+    #[inline(always)]
+    pub(crate) fn healthy(&self, slot: u32) -> bool {
+        !self.reports.health.is_marked(slot)
+    }
+
+    /// Whether `slot`, a candidate of the whole set, is a candidate of this
+    /// pick (its mask admits it) and healthy. Stale masks admit nothing
+    /// here: their picks take the linear paths.
+    #[inline(always)]
+    fn acceptable(&self, slot: u32) -> bool {
+        let admitted = match self.candidates {
+            Candidates::Fresh { lanes: None, .. } => true,
+            Candidates::Fresh { lanes: Some(e), .. } => e.get(slot as usize) == Some(&0),
+            Candidates::Stale { .. } => false,
+        };
+        admitted && self.healthy(slot)
+    }
+
+    /// A uniform candidate, healthy while any is.
+    #[inline(always)]
+    pub(crate) fn random_candidate(&mut self) -> Option<Slot<'a>> {
+        if let Some(w) = self.weights() {
+            return self.weighted_random(w);
+        }
+        let n = self.len() as u32;
+        let i = self.rng.below(n);
+        let slot = self.candidate(i as usize)?;
+        if !self.reports.health.any() || self.healthy(slot.index()) {
+            return Some(slot);
+        }
+        self.healthy_draw(slot)
+    }
+
+    /// Random's path when `first` is unhealthy: more draws, then the next
+    /// healthy candidate after `first`'s draw in set order; `first` when
+    /// none is healthy.
+    #[cold]
+    fn healthy_draw(&mut self, first: Slot<'a>) -> Option<Slot<'a>> {
+        let n = self.len() as u32;
+        for _ in 0..TRIES {
+            let i = self.rng.below(n) as usize;
+            let slot = self.candidate(i)?;
+            if self.healthy(slot.index()) {
+                return Some(slot);
+            }
+        }
+        let from = self.rng.below(n) as usize;
+        self.next_healthy(from).or(Some(first))
+    }
+
+    /// The first healthy candidate at or after position `from` (wrapping).
+    fn next_healthy(&self, from: usize) -> Option<Slot<'a>> {
+        let n = self.len();
+        (0..n)
+            .filter_map(|k| self.candidate((from + k) % n))
+            .find(|s| self.healthy(s.index()))
+    }
+
+    /// Weighted random: the alias table over the whole set, while its draws
+    /// land on acceptable candidates; else one draw by capacity over the
+    /// acceptable candidates (two passes).
+    #[inline(always)]
+    fn weighted_random(&mut self, w: &'a Weights) -> Option<Slot<'a>> {
+        let members = &self.set.members;
+        for _ in 0..TRIES {
+            let slot = *members.get(w.alias.pick(self.rng.next_u64()))?;
+            if self.acceptable(slot) {
+                return Some(Slot::new(slot));
+            }
+            if !self.masked && !self.reports.health.any() {
+                break; // not reached: every candidate is acceptable
+            }
+        }
+        self.linear_weighted(w)
+    }
+
+    /// One draw by capacity over the healthy candidates (all of them when
+    /// none is healthy).
+    #[cold]
+    fn linear_weighted(&mut self, w: &Weights) -> Option<Slot<'a>> {
+        let any_healthy = (0..self.len())
+            .filter_map(|i| self.candidate(i))
+            .any(|s| self.healthy(s.index()));
+        let keep = |cx: &Self, s: Slot<'a>| !any_healthy || cx.healthy(s.index());
+        let total: u64 = (0..self.len())
+            .filter_map(|i| self.candidate(i))
+            .filter(|&s| keep(self, s))
+            .map(|s| u64::from(w.of(s.index())))
+            .sum();
+        if total == 0 {
+            return self.candidate(0);
+        }
+        let mut r = self.rng.next_u64() % total;
+        for i in 0..self.len() {
+            let s = self.candidate(i)?;
+            if keep(self, s) {
+                let c = u64::from(w.of(s.index()));
+                if r < c {
+                    return Some(s);
+                }
+                r -= c;
+            }
+        }
+        None
+    }
+
+    /// Round-robin's candidate for `ticket`; `next` hands out further tickets
+    /// (the stride schedule may need some).
+    #[inline(always)]
+    pub(crate) fn round_robin_candidate(
+        &mut self,
+        ticket: usize,
+        next: impl FnMut() -> usize,
+    ) -> Option<Slot<'a>> {
+        if let Some(w) = self.weights() {
+            return self.weighted_round_robin(w, ticket, next);
+        }
+        let n = self.len();
+        if n == 0 {
+            return None;
+        }
+        let slot = self.candidate(ticket % n)?;
+        if !self.reports.health.any() || self.healthy(slot.index()) {
+            return Some(slot);
+        }
+        // The next healthy candidate in order.
+        self.next_healthy(ticket % n).or(Some(slot))
+    }
+
+    /// Weighted round-robin: the schedule's candidate for `ticket`; if it is
+    /// not acceptable, the schedule's next ones, a bounded number of them;
+    /// then one weighted draw.
+    #[inline(always)]
+    fn weighted_round_robin(
+        &mut self,
+        w: &'a Weights,
+        ticket: usize,
+        next: impl FnMut() -> usize,
+    ) -> Option<Slot<'a>> {
+        let members = &self.set.members;
+        // The stride schedule walks tickets until one has a turn: a few for
+        // any ordinary spread of capacities; bounded, then a weighted draw.
+        let Some(i) = w.schedule.pick(ticket, next, 1024) else {
+            return self.linear_weighted(w);
+        };
+        let slot = *members.get(i)?;
+        if self.acceptable(slot) {
+            return Some(Slot::new(slot));
+        }
+        self.weighted_round_robin_skip(w, ticket)
+    }
+
+    #[cold]
+    fn weighted_round_robin_skip(&mut self, w: &'a Weights, ticket: usize) -> Option<Slot<'a>> {
+        let members = &self.set.members;
+        let period = w.schedule.period();
+        let mut t = ticket;
+        for _ in 0..period.min(4096) {
+            t = t.wrapping_add(1);
+            let mut local = t;
+            let mut next = || {
+                local = local.wrapping_add(1);
+                local
+            };
+            if let Some(i) = w.schedule.pick(t, &mut next, 1)
+                && let Some(&slot) = members.get(i)
+                && self.acceptable(slot)
+            {
+                return Some(Slot::new(slot));
+            }
+        }
+        self.linear_weighted(w)
+    }
+
+    /// The weighted least-loaded candidate and its load.
+    #[inline(always)]
+    pub(crate) fn least_weighted(&mut self, w: &'a Weights) -> Option<(Slot<'a>, u32)> {
+        self.least_weighted_by(w, |_, _| true)
+    }
+
+    /// The exact weighted least-loaded candidate and its load, among those
+    /// `keep` admits: the least `(load + r) / capacity`, ties uniform.
+    pub(crate) fn least_weighted_by(
+        &mut self,
+        w: &Weights,
+        mut keep: impl FnMut(&Self, Slot<'a>) -> bool,
+    ) -> Option<(Slot<'a>, u32)> {
+        let add = self.request.weight;
+        let mut least = LeastRatio::NONE;
+        for i in 0..self.len() {
+            let slot = self.candidate(i)?;
+            if keep(self, slot) {
+                let load = self.counters.get(slot.index()).load(Relaxed);
+                least.add(slot, load, Ratio::new(load, add, w.of(slot.index())));
+            }
+        }
+        let (ratio, first, load) = least.least?;
+        if least.ties <= 1 {
+            return Some((first, load));
+        }
+        let mut k = self.rng.below(least.ties);
+        for i in 0..self.len() {
+            let slot = self.candidate(i)?;
+            if keep(self, slot) {
+                let now = self.counters.get(slot.index()).load(Relaxed);
+                if Ratio::new(now, add, w.of(slot.index())).eq(ratio) {
+                    if k == 0 {
+                        return Some((slot, now));
+                    }
+                    k -= 1;
+                }
+            }
+        }
+        Some((first, load))
+    }
+}

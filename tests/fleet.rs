@@ -1,0 +1,327 @@
+//! Heterogeneous fleets: capacity weights in every mode, health, draining and
+//! slow start.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+use workerpick::{
+    Error, LeastLoaded, Pool, PowerOfTwo, Random, Request, Rng, RoundRobin, Selector, SlowStart, WorkerInfo,
+};
+
+/// A pool of workers 0..n with the given capacities.
+fn weighted(capacities: &[u32]) -> Pool<u32> {
+    let pool = Pool::new();
+    for (i, &c) in capacities.iter().enumerate() {
+        pool.insert_with(i as u32, WorkerInfo::new().capacity(c)).unwrap();
+    }
+    pool
+}
+
+fn shares(pool: &Pool<u32>, selector: &(impl Selector + ?Sized), picks: u32) -> HashMap<u32, u32> {
+    let mut h = pool.handle();
+    let mut got = HashMap::new();
+    for _ in 0..picks {
+        *got.entry(*h.select(selector).unwrap()).or_insert(0) += 1;
+    }
+    got
+}
+
+fn assert_proportional(got: &HashMap<u32, u32>, capacities: &[u32], picks: u32, tolerance: f64) {
+    let total: u32 = capacities.iter().sum();
+    for (i, &c) in capacities.iter().enumerate() {
+        let share = f64::from(got.get(&(i as u32)).copied().unwrap_or(0)) / f64::from(picks);
+        let want = f64::from(c) / f64::from(total);
+        assert!(
+            (share - want).abs() <= tolerance * want,
+            "worker {i}: share {share:.4}, capacity share {want:.4} ({got:?})"
+        );
+    }
+}
+
+#[test]
+fn random_picks_in_proportion_to_capacity() {
+    let caps = [4, 2, 1, 1];
+    let picks = 1_000_000;
+    assert_proportional(&shares(&weighted(&caps), &Random, picks), &caps, picks, 0.01);
+    let caps = [7, 1, 3, 13, 1, 2];
+    assert_proportional(&shares(&weighted(&caps), &Random, picks), &caps, picks, 0.01);
+}
+
+#[test]
+fn round_robin_is_proportional_and_smooth() {
+    for caps in [vec![4, 2, 1, 1], vec![5, 3, 3, 1, 2], vec![1, 1000, 7]] {
+        let pool = weighted(&caps);
+        let rr = RoundRobin::new();
+        let mut h = pool.handle();
+        let picks = 1_000_000;
+        let seq: Vec<u32> = (0..picks).map(|_| *h.select(&rr).unwrap()).collect();
+        let mut got = HashMap::new();
+        for &w in &seq {
+            *got.entry(w).or_insert(0u32) += 1;
+        }
+        assert_proportional(&got, &caps, picks, 0.01);
+        let min = *caps.iter().min().unwrap();
+        for (i, &c) in caps.iter().enumerate() {
+            let bound = c.div_ceil(min) as usize;
+            let longest = seq
+                .chunk_by(|a, b| a == b)
+                .filter(|run| run[0] == i as u32)
+                .map(<[u32]>::len)
+                .max()
+                .unwrap_or(0);
+            assert!(
+                longest <= bound,
+                "{caps:?}: worker {i} picked {longest} times in a row (bound {bound})"
+            );
+        }
+    }
+}
+
+#[test]
+fn equal_capacities_pick_exactly_as_unweighted() {
+    let plain = Pool::from_workers(0..16u32).unwrap();
+    let equal = weighted(&[3; 16]);
+    for selector in [&Random as &dyn Selector, &PowerOfTwo, &LeastLoaded] {
+        let mut a = plain.handle_with_rng(Rng::with_seed(9));
+        let mut b = equal.handle_with_rng(Rng::with_seed(9));
+        let held_a: Vec<_> = (0..200).map(|_| *a.reserve(selector).unwrap().worker()).collect();
+        let held_b: Vec<_> = (0..200).map(|_| *b.reserve(selector).unwrap().worker()).collect();
+        assert_eq!(held_a, held_b, "{}", selector.name());
+    }
+}
+
+#[test]
+fn least_loaded_fills_capacity_exactly() {
+    // Held reservations: the least (load + 1) / capacity each time, so the
+    // loads end exactly proportional to capacity.
+    let caps = [4, 2, 1, 1];
+    let pool = weighted(&caps);
+    let held: Vec<_> = (0..800)
+        .map(|_| pool.reserve(&LeastLoaded::new()).unwrap())
+        .collect();
+    let loads: Vec<u32> = (0..4).map(|w| pool.in_flight(&w).unwrap()).collect();
+    assert_eq!(loads, [400, 200, 100, 100]);
+    drop(held);
+    // An idle fleet: the heaviest worker first ((0 + 1) / 4 is the least).
+    assert_eq!(*pool.reserve(&LeastLoaded::new()).unwrap().worker(), 0);
+}
+
+#[test]
+fn least_loaded_is_exact_under_threads() {
+    let caps = [4, 2, 1, 1, 2, 6];
+    let pool = Arc::new(weighted(&caps));
+    let threads = 4;
+    let per = 400; // 1600 in all over 16 units of capacity: 100 per unit
+    let barrier = Arc::new(Barrier::new(threads));
+    let held: Vec<_> = (0..threads)
+        .map(|_| {
+            let (pool, barrier) = (pool.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let mut h = pool.owned_handle();
+                barrier.wait();
+                (0..per)
+                    .map(|_| h.reserve(&LeastLoaded::new()).unwrap())
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    for (w, &c) in caps.iter().enumerate() {
+        assert_eq!(pool.in_flight(&(w as u32)), Some(100 * c), "worker {w}");
+    }
+    assert_eq!(pool.stats().fallbacks, 0);
+    drop(held);
+}
+
+#[test]
+fn power_of_two_weighs_load_by_capacity() {
+    let pool = weighted(&[3, 1]);
+    let _a = pool.reserve_worker(&0, 5).unwrap(); // (5 + 1) / 3 = 2
+    let _b = pool.reserve_worker(&1, 2).unwrap(); // (2 + 1) / 1 = 3
+    assert_eq!(*pool.reserve(&PowerOfTwo::new()).unwrap().worker(), 0);
+    // And weighted by the request: r = 10 gives 15/3 = 5 against 12 / 1.
+    let r = pool
+        .reserve_with(&PowerOfTwo::new(), &Request::new().weight(10))
+        .unwrap();
+    assert_eq!(*r.worker(), 0);
+}
+
+#[test]
+fn capacities_change_at_run_time() {
+    let pool = weighted(&[1, 1]);
+    pool.set_capacity(&1, 3).unwrap();
+    let picks = 200_000;
+    assert_proportional(&shares(&pool, &Random, picks), &[1, 3], picks, 0.02);
+    assert_eq!(pool.info(&1).unwrap().capacity_weight(), 3);
+    assert!(matches!(
+        pool.set_capacity(&1, 0),
+        Err(Error::InvalidConfig { .. })
+    ));
+    assert!(matches!(
+        pool.insert_with(9, WorkerInfo::new().capacity(workerpick::MAX_CAPACITY + 1)),
+        Err(Error::InvalidConfig { .. })
+    ));
+    assert_eq!(pool.set_capacity(&7, 2), Err(Error::UnknownWorker));
+}
+
+#[test]
+fn unhealthy_workers_get_no_picks_in_any_mode() {
+    for caps in [vec![1, 1, 1, 1], vec![4, 2, 1, 1]] {
+        let pool = weighted(&caps);
+        assert_eq!(pool.set_healthy(&0, false), Ok(true));
+        assert_eq!(pool.set_healthy(&0, false), Ok(false)); // already
+        assert_eq!(pool.is_healthy(&0), Some(false));
+        let rr = RoundRobin::new();
+        for selector in [&Random as &dyn Selector, &rr, &PowerOfTwo, &LeastLoaded] {
+            let mut h = pool.handle();
+            for _ in 0..500 {
+                let r = h.reserve(selector).unwrap();
+                assert_ne!(
+                    *r.worker(),
+                    0,
+                    "{} picked the unhealthy worker ({caps:?})",
+                    selector.name()
+                );
+            }
+        }
+        // The mark is not load: the pool's own views leave it out.
+        assert_eq!(pool.in_flight(&0), Some(0));
+        assert!(pool.loads().iter().all(|&(_, l)| l == 0));
+        pool.set_healthy(&0, true).unwrap();
+        assert_eq!(pool.is_healthy(&0), Some(true));
+        let got = shares(&pool, &Random, 10_000);
+        assert!(got.get(&0).copied().unwrap_or(0) > 0);
+    }
+}
+
+#[test]
+fn every_worker_unhealthy_routes_to_all() {
+    let pool = Pool::from_workers(0..4u32).unwrap();
+    for w in 0..4 {
+        pool.set_healthy(&w, false).unwrap();
+    }
+    let rr = RoundRobin::new();
+    for selector in [&Random as &dyn Selector, &rr, &PowerOfTwo, &LeastLoaded] {
+        let got = shares(&pool, selector, 4_000);
+        assert_eq!(got.len(), 4, "{}: {got:?}", selector.name());
+    }
+    // Least-loaded still balances among them.
+    let held: Vec<_> = (0..8)
+        .map(|_| pool.reserve(&LeastLoaded::new()).unwrap())
+        .collect();
+    assert!((0..4).all(|w| pool.in_flight(&w) == Some(2)));
+    drop(held);
+}
+
+#[test]
+fn a_removed_unhealthy_worker_still_drains_and_frees_its_slot() {
+    let pool = Pool::from_workers(0..3u32).unwrap();
+    pool.set_healthy(&1, false).unwrap();
+    pool.remove(&1).unwrap();
+    pool.reclaim();
+    assert_eq!(pool.stats().free_slots, 1, "{:?}", pool.stats());
+    pool.insert(1).unwrap(); // a new identity: healthy
+    assert_eq!(pool.is_healthy(&1), Some(true));
+}
+
+#[test]
+fn draining_takes_no_picks_and_reports_when_done() {
+    let pool = Pool::from_workers(0..3u32).unwrap();
+    let held = pool.reserve_worker(&1, 2).unwrap();
+    pool.drain(&1).unwrap();
+    assert_eq!(pool.is_draining(&1), Some(true));
+    assert_eq!(pool.len(), 3);
+    assert!(pool.contains(&1));
+    let rr = RoundRobin::new();
+    for selector in [&Random as &dyn Selector, &rr, &PowerOfTwo, &LeastLoaded] {
+        for _ in 0..300 {
+            assert_ne!(
+                *pool.reserve(selector).unwrap().worker(),
+                1,
+                "{}",
+                selector.name()
+            );
+        }
+    }
+    assert_eq!(pool.reserve_worker(&1, 1).err(), Some(Error::Draining));
+    assert_eq!(pool.drained(&1), Some(false));
+    assert_eq!(pool.in_flight(&1), Some(2));
+    assert!(pool.loads().contains(&(1, 2)));
+    drop(held);
+    assert_eq!(pool.drained(&1), Some(true));
+    assert_eq!(pool.drained(&0), None); // not draining
+    pool.resume(&1).unwrap();
+    assert_eq!(pool.is_draining(&1), Some(false));
+    assert!(shares(&pool, &Random, 3000).contains_key(&1));
+    assert_eq!(pool.drain(&9), Err(Error::UnknownWorker));
+}
+
+#[test]
+fn a_mask_built_before_a_drain_leaves_the_draining_worker_out() {
+    let pool = Pool::from_workers(0..4u32).unwrap();
+    let mask = pool.eligibility(|w| *w < 2);
+    pool.drain(&0).unwrap();
+    let req = Request::new().eligible(&mask);
+    for selector in [&Random as &dyn Selector, &LeastLoaded] {
+        for _ in 0..100 {
+            assert_eq!(pool.select_with(selector, &req).unwrap(), 1);
+        }
+    }
+}
+
+#[test]
+fn slow_start_ramps_a_new_worker_up() {
+    let pool = weighted(&[1]);
+    pool.set_slow_start(Some(SlowStart::new(Duration::from_millis(400))));
+    pool.insert(1).unwrap();
+    // At first 1/8 of a capacity against the warm worker's full one.
+    let picks = 90_000;
+    let early = shares(&pool, &Random, picks);
+    let share = f64::from(early[&1]) / f64::from(picks);
+    assert!((share - 1.0 / 9.0).abs() < 0.01, "{share}");
+    std::thread::sleep(Duration::from_millis(450));
+    pool.advance_slow_start();
+    let late = shares(&pool, &Random, picks);
+    let share = f64::from(late[&1]) / f64::from(picks);
+    assert!((share - 0.5).abs() < 0.01, "{share}");
+}
+
+#[test]
+fn reservations_move_the_ramp_on() {
+    let pool = weighted(&[1]);
+    pool.set_slow_start(Some(SlowStart::new(Duration::from_millis(200))));
+    pool.insert(1).unwrap();
+    std::thread::sleep(Duration::from_millis(250));
+    // No writer call: 1 in 1024 reservations per thread checks the clock.
+    for _ in 0..2048 {
+        drop(pool.reserve(&Random).unwrap());
+    }
+    let picks = 40_000;
+    let got = shares(&pool, &Random, picks);
+    let share = f64::from(got[&1]) / f64::from(picks);
+    assert!((share - 0.5).abs() < 0.02, "{share}");
+}
+
+#[test]
+fn slow_start_keeps_least_loaded_off_a_cold_worker() {
+    let pool = weighted(&[1, 1]);
+    let _busy: Vec<_> = (0..16)
+        .map(|_| pool.reserve(&LeastLoaded::new()).unwrap())
+        .collect();
+    pool.set_slow_start(Some(SlowStart::new(Duration::from_secs(60))));
+    pool.insert(2).unwrap();
+    // Warm workers hold 8 each; the cold one at 1/8 capacity is "full" at 1.
+    let held: Vec<_> = (0..4)
+        .map(|_| pool.reserve(&LeastLoaded::new()).unwrap())
+        .collect();
+    assert_eq!(pool.in_flight(&2), Some(1), "{:?}", pool.loads());
+    drop(held);
+    pool.set_slow_start(None); // ramping workers get their capacity at once
+    let held: Vec<_> = (0..8)
+        .map(|_| pool.reserve(&LeastLoaded::new()).unwrap())
+        .collect();
+    assert_eq!(pool.in_flight(&2), Some(8), "{:?}", pool.loads());
+    drop(held);
+}
