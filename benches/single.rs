@@ -13,9 +13,9 @@
 //! the same mode, so both designs start from the same loads). There random tries at
 //! the minimum mostly miss and our scan counts the ties.
 //!
-//! Two more groups: `floor` (the primitives a pick is built from, to show what
-//! bounds a figure) and `scan/workers` (the least-loaded scan alone, per
-//! backend this CPU runs).
+//! Three more groups: `floor` (the primitives a pick is built from, to show what
+//! bounds a figure), `scan/workers` (the least-loaded scan alone, per
+//! backend this CPU runs) and `weighted-scan/n` (the weighted scan beside it).
 
 mod common;
 
@@ -337,6 +337,36 @@ fn scan(c: &mut Criterion<CpuTime>) {
     }
 }
 
+/// `weighted-scan/n`: the weighted least-loaded scan (`least-weighted`) beside
+/// the plain one (`least`) over `n` idle counters, per backend this CPU has.
+/// The capacities are 4:2:1:1 repeated (factors 1, 2, 4, 4) and the request
+/// weighs 1, so a quarter of the lanes tie at the least score.
+fn weighted_scan(c: &mut Criterion<CpuTime>) {
+    use workerpick::scan::{self, Backend, Weighting};
+    let counters = Box::new(Counters(core::array::from_fn(|_| AtomicU32::new(0))));
+    let scale: Vec<u32> = [1, 2, 4, 4].into_iter().cycle().take(10_240).collect();
+    let cap: Vec<u32> = scale.iter().map(|&s| u32::MAX / s).collect();
+    let mut rng = Rng::with_seed(1);
+    for n in [8, 1024, 10_000] {
+        let counters = &counters.0[..n];
+        let w = Weighting {
+            scale: &scale[..n],
+            cap: &cap[..n],
+            add: 1,
+        };
+        let mut g = c.benchmark_group(format!("weighted-scan/{n}"));
+        for &backend in Backend::available() {
+            g.bench_function(BenchmarkId::new("least", backend.name()), |b| {
+                b.iter(|| scan::least(backend, counters, None, |m| rng.below(m)))
+            });
+            g.bench_function(BenchmarkId::new("least-weighted", backend.name()), |b| {
+                b.iter(|| scan::least_weighted(backend, counters, None, w, |m| rng.below(m)))
+            });
+        }
+        g.finish();
+    }
+}
+
 /// `stale-mask/workers`: reserve + release through a handle with a mask
 /// admitting half the workers, built from the current set (`fresh`), before an
 /// unrelated insert (`after-insert`), and before a removal (`after-removal`),
@@ -381,6 +411,6 @@ fn config() -> Criterion<CpuTime> {
 criterion_group! {
     name = benches;
     config = config();
-    targets = floor, scan, modes, few_ties, stale_mask, reported, large
+    targets = floor, scan, weighted_scan, modes, few_ties, stale_mask, reported, large
 }
 criterion_main!(benches);

@@ -4,11 +4,12 @@
 //! Arrays reach 20 000 lanes from a few input bytes (a palette or a cycle is
 //! expanded by a seeded generator), start at every alignment, and carry any
 //! exclusion values, since the scan's contract is "ORed in", not just `0` or
-//! `u32::MAX`.
+//! `u32::MAX`. The weighted scan (`least_weighted`) is held to a 64-bit oracle of
+//! its scores, with capacities 1-16 repeated over the lanes.
 
 use arbitrary::{Arbitrary, Unstructured};
 use std::sync::atomic::AtomicU32;
-use workerpick::scan::{self, Backend, Least, MinTies};
+use workerpick::scan::{self, Backend, Least, MinTies, Weighting};
 
 /// The longest counter array a run builds.
 pub const MAX_LEN: usize = 20_000;
@@ -32,6 +33,10 @@ pub struct Input {
     ks: Vec<u32>,
     /// A value to search for that need not be the minimum.
     probe: u32,
+    /// The weighted scan's capacities, repeated over the lanes (each byte taken
+    /// as `1 + byte % 16`), and the request's weight.
+    capacities: Vec<u8>,
+    add: u32,
 }
 
 /// How the counters are filled.
@@ -150,6 +155,7 @@ pub fn run(input: Input) {
         .iter()
         .map(|&(min, k)| oracle_nth_tie(&values, min, k))
         .collect();
+    let factors = Factors::of(&input.capacities, len);
     let check = |counters: &[AtomicU32], excluded: &[u32], place: &str| {
         for &backend in Backend::available() {
             let name = backend.name();
@@ -169,7 +175,21 @@ pub fn run(input: Input) {
                 (Some(excluded), expected, &effective),
                 (None, expected_all, &values),
             ] {
-                check_least(backend, counters, excluded, expected, effective, &input.ks, place);
+                let what = format!(
+                    "least on {name}, {place}, excluded {:?}",
+                    excluded.map(<[u32]>::len)
+                );
+                check_least(&what, expected, effective, &input.ks, |draw| {
+                    scan::least(backend, counters, excluded, draw)
+                });
+                let scores = oracle_scores(effective, &factors, input.add);
+                let what = format!(
+                    "least_weighted on {name}, {place}, excluded {:?}",
+                    excluded.map(<[u32]>::len)
+                );
+                check_least(&what, oracle_min_ties(&scores), &scores, &input.ks, |draw| {
+                    scan::least_weighted(backend, counters, excluded, factors.weighting(input.add), draw)
+                });
             }
             let got = scan::min_ties_all(backend, counters);
             assert_eq!(got, expected_all, "min_ties_all on {name}, {place} (len {len})");
@@ -189,23 +209,18 @@ pub fn run(input: Input) {
     });
 }
 
-/// `scan::least` against the oracle, twice per `k` of `ks`: with its random tries over
-/// all lanes made to miss (then the result is exactly tie `k % ties`), and with the
-/// tries naming the lanes `ks` name (then the result is some lane at the minimum).
+/// A least-loaded scan (`run`, given the draws) against the oracle over the values
+/// it compares (`effective`: values or scores), twice per `k` of `ks`: with its
+/// random tries over all lanes made to miss (then the result is exactly tie
+/// `k % ties`), and with the tries naming the lanes `ks` name (then the result is
+/// some lane at the minimum).
 fn check_least(
-    backend: Backend,
-    counters: &[AtomicU32],
-    excluded: Option<&[u32]>,
+    what: &str,
     expected: MinTies,
     effective: &[u32],
     ks: &[u32],
-    place: &str,
+    run: impl Fn(&mut dyn FnMut(u32) -> u32) -> Least,
 ) {
-    let name = backend.name();
-    let what = format!(
-        "least on {name}, {place}, excluded {:?}",
-        excluded.map(<[u32]>::len)
-    );
     let n = effective.len();
     let at_min = |i: usize| effective[i] == expected.min;
     let miss = (0..n).find(|&i| !at_min(i));
@@ -224,14 +239,14 @@ fn check_least(
         k % m
     };
     for &k in ks.iter().take(4).chain(&[0]) {
-        let got = scan::least(backend, counters, excluded, |m| match miss {
+        let got = run(&mut |m| match miss {
             Some(miss) if m as usize == n => miss as u32,
             _ => among_ties(m, k),
         });
         assert_eq!(got, want(k), "{what}, k {k}, tries missing");
 
         let mut tries = ks.iter().cycle().map(|&t| t % n.max(1) as u32);
-        let got = scan::least(backend, counters, excluded, |m| {
+        let got = run(&mut |m| {
             if m as usize == n && miss.is_some() {
                 tries.next().unwrap_or(0)
             } else {
@@ -313,4 +328,54 @@ fn oracle_nth_tie(effective: &[u32], min: u32, k: u32) -> Result<usize, u32> {
         Some(i) => Ok(i),
         None => Err(effective.iter().filter(|&&v| v == min).count() as u32),
     }
+}
+
+/// The weighted scan's factors over `len` lanes, as its caller builds them from
+/// capacities `c_i`: `scale = L / c_i` with `L` their least common multiple (at
+/// most 720 720 for capacities up to 16), `cap = u32::MAX / scale`.
+struct Factors {
+    scale: Vec<u32>,
+    cap: Vec<u32>,
+}
+
+impl Factors {
+    fn of(capacities: &[u8], len: usize) -> Factors {
+        let c: Vec<u64> = match capacities {
+            [] => vec![1; len],
+            _ => (0..len)
+                .map(|i| 1 + u64::from(capacities[i % capacities.len()] % 16))
+                .collect(),
+        };
+        let gcd = |mut a: u64, mut b: u64| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        let lcm = c.iter().fold(1, |l, &x| l / gcd(l, x) * x);
+        let scale: Vec<u32> = c.iter().map(|&x| (lcm / x) as u32).collect();
+        let cap = scale.iter().map(|&s| u32::MAX / s).collect();
+        Factors { scale, cap }
+    }
+
+    fn weighting(&self, add: u32) -> Weighting<'_> {
+        Weighting {
+            scale: &self.scale,
+            cap: &self.cap,
+            add,
+        }
+    }
+}
+
+/// Each lane's score by the definition, in 64 bits (a valid factor never wraps).
+fn oracle_scores(effective: &[u32], f: &Factors, add: u32) -> Vec<u32> {
+    effective
+        .iter()
+        .zip(f.scale.iter().zip(&f.cap))
+        .map(|(&x, (&scale, &cap))| {
+            let sum = (u64::from(x) + u64::from(add)).min(u64::from(u32::MAX));
+            let score = sum.min(u64::from(cap)) * u64::from(scale);
+            u32::try_from(score).expect("a valid factor never wraps")
+        })
+        .collect()
 }

@@ -144,6 +144,17 @@ impl Vector for Avx2 {
     }
 
     #[inline(always)]
+    unsafe fn load_plain_fill(self, p: *const u32, len: usize, fill: u32) -> __m256i {
+        let valid = first_lanes(len);
+        // SAFETY: the mask selects p[0..len], readable (the caller's promise); the
+        // masked load does not access the other lanes. See the impl.
+        unsafe {
+            let v = _mm256_maskload_epi32(p.cast(), valid);
+            _mm256_or_si256(v, _mm256_andnot_si256(valid, _mm256_set1_epi32(fill as i32)))
+        }
+    }
+
+    #[inline(always)]
     fn splat(self, x: u32) -> __m256i {
         // SAFETY: see the impl.
         unsafe { _mm256_set1_epi32(x as i32) }
@@ -199,6 +210,13 @@ impl Vector for Avx2 {
     fn add(self, a: __m256i, b: __m256i) -> __m256i {
         // SAFETY: see the impl.
         unsafe { _mm256_add_epi32(a, b) }
+    }
+
+    /// One `vpmulld`.
+    #[inline(always)]
+    fn mul(self, a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_mullo_epi32(a, b) }
     }
 
     #[inline(always)]

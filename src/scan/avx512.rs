@@ -104,6 +104,13 @@ impl Vector for Avx512 {
     }
 
     #[inline(always)]
+    unsafe fn load_plain_fill(self, p: *const u32, len: usize, fill: u32) -> __m512i {
+        // SAFETY: the mask selects p[0..len], readable (the caller's promise); the
+        // masked load does not access the other lanes, which keep `fill`. See the impl.
+        unsafe { _mm512_mask_loadu_epi32(_mm512_set1_epi32(fill as i32), first_lanes(len), p.cast()) }
+    }
+
+    #[inline(always)]
     fn splat(self, x: u32) -> __m512i {
         // SAFETY: see the impl.
         unsafe { _mm512_set1_epi32(x as i32) }
@@ -144,6 +151,13 @@ impl Vector for Avx512 {
     fn add(self, a: __m512i, b: __m512i) -> __m512i {
         // SAFETY: see the impl.
         unsafe { _mm512_add_epi32(a, b) }
+    }
+
+    /// One `vpmulld`.
+    #[inline(always)]
+    fn mul(self, a: __m512i, b: __m512i) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_mullo_epi32(a, b) }
     }
 
     #[inline(always)]

@@ -7,6 +7,7 @@ use super::outcome::{Least, MinTies};
 use super::scalar;
 use super::simd;
 use super::vector::{Op, Vector};
+use super::weighting::{Weighting, score};
 use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// A [`Backend`] this CPU runs: checked once when made, so that a scan through it
@@ -74,8 +75,7 @@ impl Kernel {
         excluded: Option<&[u32]>,
         draw: impl FnMut(u32) -> u32,
     ) -> Least {
-        let n = excluded.map_or(counters.len(), |e| e.len().min(counters.len()));
-        if n <= FEW_LANES {
+        if lanes(counters, excluded) <= FEW_LANES {
             return scalar::least_few(counters, excluded, draw);
         }
         self.run(LeastOp {
@@ -84,6 +84,32 @@ impl Kernel {
             draw,
         })
     }
+
+    /// See [`super::least_weighted`].
+    #[inline(always)]
+    pub(super) fn least_weighted(
+        self,
+        counters: &[AtomicU32],
+        excluded: Option<&[u32]>,
+        weights: Weighting<'_>,
+        draw: impl FnMut(u32) -> u32,
+    ) -> Least {
+        if lanes(counters, excluded).min(weights.lanes()) <= FEW_LANES {
+            return scalar::least_few_weighted(counters, excluded, weights, draw);
+        }
+        self.run(LeastWeightedOp {
+            counters,
+            excluded,
+            weights,
+            draw,
+        })
+    }
+}
+
+/// How many lanes a scan of `counters` with `excluded` has.
+#[inline(always)]
+fn lanes(counters: &[AtomicU32], excluded: Option<&[u32]>) -> usize {
+    excluded.map_or(counters.len(), |e| e.len().min(counters.len()))
 }
 
 impl From<Backend> for Kernel {
@@ -153,38 +179,101 @@ impl<D: FnMut(u32) -> u32> Op for LeastOp<'_, D> {
         let LeastOp {
             counters,
             excluded,
-            mut draw,
+            draw,
         } = self;
-        let n = excluded.map_or(counters.len(), |e| e.len().min(counters.len()));
+        let n = lanes(counters, excluded);
         if n <= SMALL_LANES {
             return scalar::least_small(counters, excluded, draw);
         }
-        let found = scalar::min_ties(counters, excluded);
-        if found.min == u32::MAX {
-            return Least::Saturated;
-        }
         let value = |i: usize| counters[i].load(Relaxed) | excluded.map_or(0, |e| e[i]);
-        if let Some(index) = sample::<SAMPLES>(n, value, found.min, &mut draw) {
-            return Least::Found {
-                index,
-                min: found.min,
-            };
-        }
-        let k = match found.ties {
-            0 => return Least::Moved,
-            ties => draw_among(ties, &mut draw),
-        };
-        match scalar::nth_tie(counters, excluded, found.min, k) {
-            Ok(index) => Least::Found {
-                index,
-                min: found.min,
-            },
-            Err(_) => Least::Moved,
-        }
+        least_long(
+            n,
+            scalar::min_ties(counters, excluded),
+            value,
+            |min, k| scalar::nth_tie(counters, excluded, min, k),
+            draw,
+        )
     }
 
     #[inline(always)]
     fn vector<V: Vector>(self, v: V) -> Least {
         simd::least(v, self.counters, self.excluded, self.draw)
+    }
+}
+
+/// The scalar [`super::least`] over `n > SMALL_LANES` lanes of effective values
+/// `value`, whose minimum and ties are `found` and whose `k`-th lane at `min` is
+/// `nth(min, k)`: up to `SAMPLES` tries, then one draw among the ties. The path of
+/// `simd::least_in`, draw for draw, for the plain and the weighted scan alike.
+#[inline(always)]
+fn least_long(
+    n: usize,
+    found: MinTies,
+    value: impl Fn(usize) -> u32,
+    nth: impl FnOnce(u32, u32) -> Result<usize, u32>,
+    mut draw: impl FnMut(u32) -> u32,
+) -> Least {
+    if found.min == u32::MAX {
+        return Least::Saturated;
+    }
+    if let Some(index) = sample::<SAMPLES>(n, value, found.min, &mut draw) {
+        return Least::Found {
+            index,
+            min: found.min,
+        };
+    }
+    let k = match found.ties {
+        0 => return Least::Moved,
+        ties => draw_among(ties, &mut draw),
+    };
+    match nth(found.min, k) {
+        Ok(index) => Least::Found {
+            index,
+            min: found.min,
+        },
+        Err(_) => Least::Moved,
+    }
+}
+
+/// [`super::least_weighted`] over more than [`FEW_LANES`] lanes.
+struct LeastWeightedOp<'a, D> {
+    counters: &'a [AtomicU32],
+    excluded: Option<&'a [u32]>,
+    weights: Weighting<'a>,
+    draw: D,
+}
+
+impl<D: FnMut(u32) -> u32> Op for LeastWeightedOp<'_, D> {
+    type Out = Least;
+
+    /// [`LeastOp::scalar`] over the scores.
+    #[inline(always)]
+    fn scalar(self) -> Least {
+        let LeastWeightedOp {
+            counters,
+            excluded,
+            weights: w,
+            draw,
+        } = self;
+        let n = lanes(counters, excluded).min(w.lanes());
+        if n <= SMALL_LANES {
+            return scalar::least_small_weighted(counters, excluded, w, draw);
+        }
+        let value = |i: usize| {
+            let x = counters[i].load(Relaxed) | excluded.map_or(0, |e| e[i]);
+            score(x, w.add, w.scale[i], w.cap[i])
+        };
+        least_long(
+            n,
+            scalar::min_ties_weighted(counters, excluded, w),
+            value,
+            |min, k| scalar::nth_tie_weighted(counters, excluded, w, min, k),
+            draw,
+        )
+    }
+
+    #[inline(always)]
+    fn vector<V: Vector>(self, v: V) -> Least {
+        simd::least_weighted(v, self.counters, self.excluded, self.weights, self.draw)
     }
 }

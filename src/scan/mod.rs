@@ -25,6 +25,11 @@
 //! one uniform draw among the lanes holding it, and a compare-and-swap from that
 //! minimum on the chosen counter (see [`docs`](crate::docs) for the tie-break).
 //!
+//! The weighted scan ([`least_weighted`]) compares a score per lane instead:
+//! `min(min(x, u32::MAX - add) + add, cap[i]) * scale[i]` for the effective value
+//! `x`, the load per unit of capacity as one `u32` (see `weighting.rs`). It is the
+//! same scan over another view of the lanes, with the same tries and draws.
+//!
 //! `scalar.rs` is the specification: the AVX2, AVX-512 and NEON backends must return
 //! exactly what it returns for the same values and the same draws. The vector
 //! backends share one algorithm (`simd.rs`), written once over a small set of
@@ -111,6 +116,7 @@ mod outcome;
 mod scalar;
 #[cfg(all(test, not(loom)))]
 mod tests;
+mod weighting;
 
 // Exactly one of the three holds: `simd` and `vector` are declared once.
 cfg_x86! {
@@ -139,8 +145,10 @@ pub(crate) use blocks::least_summarised;
 // The kernel itself: for the crate's picks, its fuzz targets, benchmarks and CI
 // scripts. Not part of the API.
 #[doc(hidden)]
-pub use api::{least, min_ties, min_ties_all, nth_tie, nth_tie_all};
+pub use api::{least, least_weighted, min_ties, min_ties_all, nth_tie, nth_tie_all};
 #[doc(hidden)]
 pub use kernel::Kernel;
 #[doc(hidden)]
 pub use outcome::{Least, MinTies};
+#[doc(hidden)]
+pub use weighting::Weighting;

@@ -13,7 +13,7 @@
 
 use super::vector::{Op, Vector};
 use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
-use core::arch::aarch64::{uint32x4_t, vaddvq_u32, vld1q_u32, vminvq_u32};
+use core::arch::aarch64::{uint32x4_t, vaddvq_u32, vld1q_u32, vminvq_u32, vmulq_u32};
 use core::arch::asm;
 use wide::u32x4;
 
@@ -97,6 +97,12 @@ impl Vector for Neon {
     }
 
     #[inline(always)]
+    unsafe fn load_plain_fill(self, p: *const u32, len: usize, fill: u32) -> u32x4 {
+        // SAFETY: j < len: readable (the caller's promise).
+        u32x4::from(core::array::from_fn::<u32, 4, _>(|j| if j < len { unsafe { *p.add(j) } } else { fill }))
+    }
+
+    #[inline(always)]
     fn splat(self, x: u32) -> u32x4 {
         u32x4::splat(x)
     }
@@ -149,6 +155,13 @@ impl Vector for Neon {
     #[inline(always)]
     fn add(self, a: u32x4, b: u32x4) -> u32x4 {
         a + b
+    }
+
+    /// One `mul` (`vmulq_u32`).
+    #[inline(always)]
+    fn mul(self, a: u32x4, b: u32x4) -> u32x4 {
+        // SAFETY: see the impl.
+        u32x4::from(unsafe { vmulq_u32(a.into(), b.into()) })
     }
 
     /// One `addv`.

@@ -4,6 +4,7 @@
 
 use super::draw::{FEW_LANES, SMALL_LANES, drawn_lane, sample};
 use super::outcome::{Least, MinTies};
+use super::weighting::{Weighting, score};
 use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// Runs `$body` with `$values` an iterator over the effective value of each lane, in
@@ -49,18 +50,7 @@ macro_rules! with_value {
 
 #[inline]
 pub(super) fn min_ties(counters: &[AtomicU32], excluded: Option<&[u32]>) -> MinTies {
-    with_values!(counters, excluded, |values| {
-        let (mut min, mut ties) = (u32::MAX, 0u32);
-        for v in values {
-            if v < min {
-                min = v;
-                ties = 0;
-            }
-            // Wrapping, like the vector backends' lane counts (only past 2^32 lanes).
-            ties = ties.wrapping_add(u32::from(v == min));
-        }
-        MinTies { min, ties }
-    })
+    with_values!(counters, excluded, |values| min_ties_of(values))
 }
 
 #[inline]
@@ -70,19 +60,69 @@ pub(super) fn nth_tie(
     min: u32,
     k: u32,
 ) -> Result<usize, u32> {
-    with_values!(counters, excluded, |values| {
-        let mut seen = 0;
-        for (i, v) in values.enumerate() {
-            if v == min {
-                if seen == k {
-                    return Ok(i);
-                }
-                // No overflow: seen < k here.
-                seen += 1;
-            }
+    with_values!(counters, excluded, |values| nth_of(values, min, k))
+}
+
+/// [`min_ties`] over the lanes' scores under `w` (see [`Weighting`]): as many lanes
+/// as the counters, `excluded` if given, and both factor arrays have.
+#[inline]
+pub(super) fn min_ties_weighted(
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    w: Weighting<'_>,
+) -> MinTies {
+    with_values!(counters, excluded, |values| min_ties_of(scores(values, w)))
+}
+
+/// [`nth_tie`] over the lanes' scores under `w`.
+#[inline]
+pub(super) fn nth_tie_weighted(
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    w: Weighting<'_>,
+    min: u32,
+    k: u32,
+) -> Result<usize, u32> {
+    with_values!(counters, excluded, |values| nth_of(scores(values, w), min, k))
+}
+
+/// The scores under `w` of the effective values `values`, as long as both run.
+#[inline(always)]
+fn scores(values: impl Iterator<Item = u32>, w: Weighting<'_>) -> impl Iterator<Item = u32> {
+    values
+        .zip(w.scale.iter().zip(w.cap))
+        .map(move |(x, (&scale, &cap))| score(x, w.add, scale, cap))
+}
+
+/// The smallest of `values` (`u32::MAX` for none) and how many equal it.
+#[inline(always)]
+fn min_ties_of(values: impl Iterator<Item = u32>) -> MinTies {
+    let (mut min, mut ties) = (u32::MAX, 0u32);
+    for v in values {
+        if v < min {
+            min = v;
+            ties = 0;
         }
-        Err(seen)
-    })
+        // Wrapping, like the vector backends' lane counts (only past 2^32 lanes).
+        ties = ties.wrapping_add(u32::from(v == min));
+    }
+    MinTies { min, ties }
+}
+
+/// The index of the `k`-th of `values` equal to `min`, or `Err` with how many are.
+#[inline(always)]
+fn nth_of(values: impl Iterator<Item = u32>, min: u32, k: u32) -> Result<usize, u32> {
+    let mut seen = 0;
+    for (i, v) in values.enumerate() {
+        if v == min {
+            if seen == k {
+                return Ok(i);
+            }
+            // No overflow: seen < k here.
+            seen += 1;
+        }
+    }
+    Err(seen)
 }
 
 /// [`least`](super::least) for at most [`FEW_LANES`] lanes (any further
@@ -104,6 +144,21 @@ pub(super) fn least_few(
     draw: impl FnMut(u32) -> u32,
 ) -> Least {
     with_value!(counters, excluded, FEW_LANES, |n, value| few(n, value, draw))
+}
+
+/// [`least_few`] over the lanes' scores under `w` (see [`Weighting`]), for at most
+/// [`FEW_LANES`] lanes. Not inlined, for the same reason.
+#[inline(never)]
+pub(super) fn least_few_weighted(
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    w: Weighting<'_>,
+    draw: impl FnMut(u32) -> u32,
+) -> Least {
+    with_value!(counters, excluded, FEW_LANES.min(w.lanes()), |n, value| {
+        let (scale, cap) = (&w.scale[..n], &w.cap[..n]);
+        few(n, |i| score(value(i), w.add, scale[i], cap[i]), draw)
+    })
 }
 
 /// [`least_few`] over the effective values `value(0..n)`, `n <= FEW_LANES`.
@@ -145,6 +200,20 @@ pub(super) fn least_small(
     with_value!(counters, excluded, SMALL_LANES, |n, value| least_short(
         n, value, draw
     ))
+}
+
+/// [`least_small`] over the lanes' scores under `w` (see [`Weighting`]).
+#[inline]
+pub(super) fn least_small_weighted(
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    w: Weighting<'_>,
+    draw: impl FnMut(u32) -> u32,
+) -> Least {
+    with_value!(counters, excluded, SMALL_LANES.min(w.lanes()), |n, value| {
+        let (scale, cap) = (&w.scale[..n], &w.cap[..n]);
+        least_short(n, |i| score(value(i), w.add, scale[i], cap[i]), draw)
+    })
 }
 
 /// [`least`](super::least) over the effective values `value(0..n)` (`n` at most 32; further

@@ -11,7 +11,8 @@
 
 use super::draw::{SAMPLES, SMALL_LANES, draw_among, drawn_lane, sample};
 use super::outcome::{Least, MinTies};
-use super::vector::{Lanes, Vector, with_lanes};
+use super::vector::{Source, Vector, Weighted, with_lanes};
+use super::weighting::Weighting;
 use crate::sync::atomic::AtomicU32;
 
 /// See [`super::min_ties`].
@@ -49,6 +50,19 @@ pub(super) fn least<V: Vector>(
     with_lanes!(v, counters, excluded, |l| least_in(&l, draw))
 }
 
+/// See [`super::least_weighted`]: more than [`FEW_LANES`](super::draw::FEW_LANES)
+/// lanes. The same scan as [`least`], over the lanes' scores.
+#[inline(always)]
+pub(super) fn least_weighted<V: Vector>(
+    v: V,
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    weights: Weighting<'_>,
+    draw: impl FnMut(u32) -> u32,
+) -> Least {
+    with_lanes!(v, counters, excluded, |l| least_in(&Weighted::new(l, weights), draw))
+}
+
 /// From this many lanes on, [`min`] prefetches ahead of its loads: 16 KB of
 /// counters, half the L1 data cache of the CPUs this was measured on (beyond it the
 /// pass streams from L2, below it the prefetches would be pure overhead).
@@ -59,11 +73,11 @@ const PREFETCH_AHEAD: usize = 512;
 
 /// The smallest effective value (`u32::MAX` for no lanes).
 #[inline(always)]
-pub(super) fn min<V: Vector, const ALL: bool>(l: &Lanes<V, ALL>) -> u32 {
-    if l.n >= PREFETCH_LANES {
-        min_pass::<V, ALL, true>(l)
+pub(super) fn min<V: Vector, L: Source<V>>(l: &L) -> u32 {
+    if l.n() >= PREFETCH_LANES {
+        min_pass::<V, L, true>(l)
     } else {
-        min_pass::<V, ALL, false>(l)
+        min_pass::<V, L, false>(l)
     }
 }
 
@@ -72,28 +86,28 @@ pub(super) fn min<V: Vector, const ALL: bool>(l: &Lanes<V, ALL>) -> u32 {
 /// faster than the hardware prefetcher alone, as long as the prefetches stop at the
 /// last lane (prefetching past it, into the unused counters, made it 19% slower).
 #[inline(always)]
-fn min_pass<V: Vector, const ALL: bool, const PREFETCH: bool>(l: &Lanes<V, ALL>) -> u32 {
-    let (s, step) = (l.v, 4 * V::LANES);
+fn min_pass<V: Vector, L: Source<V>, const PREFETCH: bool>(l: &L) -> u32 {
+    let (s, step) = (l.v(), 4 * V::LANES);
     let mut m = [s.splat(u32::MAX); 4];
     let mut i = 0;
-    while i + 2 * step <= l.n {
+    while i + 2 * step <= l.n() {
         // SAFETY: i + 2 * step <= n.
         let (a, b) = unsafe { (l.get4(i), l.get4(i + step)) };
         if PREFETCH {
             // The 64 lanes (four cache lines) PREFETCH_AHEAD on, or the last 64.
-            l.prefetch((i + PREFETCH_AHEAD).min(l.n - 64));
+            l.prefetch((i + PREFETCH_AHEAD).min(l.n() - 64));
         }
         for j in 0..4 {
             m[j] = s.min(m[j], s.min(a[j], b[j]));
         }
         i += 2 * step;
     }
-    while i + V::LANES <= l.n {
+    while i + V::LANES <= l.n() {
         // SAFETY: i + LANES <= n.
         m[0] = s.min(m[0], unsafe { l.get(i) });
         i += V::LANES;
     }
-    if i < l.n {
+    if i < l.n() {
         // SAFETY: i < n < i + LANES.
         m[1] = s.min(m[1], unsafe { l.tail(i) }.0);
     }
@@ -102,12 +116,12 @@ fn min_pass<V: Vector, const ALL: bool, const PREFETCH: bool>(l: &Lanes<V, ALL>)
 
 /// How many lanes have the effective value `target` (wrapping, like the scalar count).
 #[inline(always)]
-fn count<V: Vector, const ALL: bool>(l: &Lanes<V, ALL>, target: u32) -> u32 {
-    let (s, step) = (l.v, 4 * V::LANES);
+fn count<V: Vector, L: Source<V>>(l: &L, target: u32) -> u32 {
+    let (s, step) = (l.v(), 4 * V::LANES);
     let t = s.splat(target);
     let mut c = [s.splat(0); 4];
     let mut i = 0;
-    while i + 2 * step <= l.n {
+    while i + 2 * step <= l.n() {
         // SAFETY: i + 2 * step <= n.
         let (a, b) = unsafe { (l.get4(i), l.get4(i + step)) };
         for j in 0..4 {
@@ -115,13 +129,13 @@ fn count<V: Vector, const ALL: bool>(l: &Lanes<V, ALL>, target: u32) -> u32 {
         }
         i += 2 * step;
     }
-    while i + V::LANES <= l.n {
+    while i + V::LANES <= l.n() {
         // SAFETY: i + LANES <= n.
         c[0] = s.count_eq(c[0], unsafe { l.get(i) }, t);
         i += V::LANES;
     }
     let mut tail = 0;
-    if i < l.n {
+    if i < l.n() {
         // SAFETY: i < n < i + LANES. Lanes past the end read as u32::MAX: mask them.
         let (v, real) = unsafe { l.tail(i) };
         tail = (s.eq_bits(v, t) & real).count_ones();
@@ -145,13 +159,13 @@ fn search<V: Vector>(v: V, bits: u64, seen: &mut u32, k: u32) -> Option<usize> {
 
 /// See [`super::nth_tie`].
 #[inline(always)]
-fn nth<V: Vector, const ALL: bool>(l: &Lanes<V, ALL>, min: u32, k: u32) -> Result<usize, u32> {
-    let (s, step) = (l.v, 4 * V::LANES);
+fn nth<V: Vector, L: Source<V>>(l: &L, min: u32, k: u32) -> Result<usize, u32> {
+    let (s, step) = (l.v(), 4 * V::LANES);
     let target = s.splat(min);
     // Invariant: seen <= k (the search returns as soon as the k-th tie is in a block).
     let mut seen = 0;
     let mut i = 0;
-    while i + step <= l.n {
+    while i + step <= l.n() {
         // SAFETY: i + step <= n.
         let bits = s.eq_bits4(unsafe { l.get4(i) }, target);
         if let Some(j) = search(s, bits, &mut seen, k) {
@@ -159,14 +173,14 @@ fn nth<V: Vector, const ALL: bool>(l: &Lanes<V, ALL>, min: u32, k: u32) -> Resul
         }
         i += step;
     }
-    while i + V::LANES <= l.n {
+    while i + V::LANES <= l.n() {
         // SAFETY: i + LANES <= n.
         if let Some(j) = search(s, s.eq_bits(unsafe { l.get(i) }, target), &mut seen, k) {
             return Ok(i + j);
         }
         i += V::LANES;
     }
-    if i < l.n {
+    if i < l.n() {
         // SAFETY: i < n < i + LANES. Lanes past the end read as u32::MAX: mask them.
         let (v, real) = unsafe { l.tail(i) };
         if let Some(j) = search(s, s.eq_bits(v, target) & real, &mut seen, k) {
@@ -183,29 +197,29 @@ const SEGMENTS: usize = 128;
 /// draw, then a search of the one segment that holds the drawn tie. The segments bound
 /// that search to 512 lanes up to 65 536 lanes (and to 1/128 of the lanes beyond).
 #[inline(always)]
-fn least_in<V: Vector, const ALL: bool>(l: &Lanes<V, ALL>, mut draw: impl FnMut(u32) -> u32) -> Least {
+fn least_in<V: Vector, L: Source<V>>(l: &L, mut draw: impl FnMut(u32) -> u32) -> Least {
     // SAFETY (of `value`): both callers ask only for lanes below n.
     let value = |i: usize| unsafe { l.value(i) };
-    if l.n <= SMALL_LANES {
+    if l.n() <= SMALL_LANES {
         return least_short(l, value, draw);
     }
     let min = min(l);
     if min == u32::MAX {
         return Least::Saturated;
     }
-    if let Some(index) = sample::<SAMPLES>(l.n, value, min, &mut draw) {
+    if let Some(index) = sample::<SAMPLES>(l.n(), value, min, &mut draw) {
         return Least::Found { index, min };
     }
-    let seg = l.n.div_ceil(SEGMENTS).next_multiple_of(64).max(512);
+    let seg = l.n().div_ceil(SEGMENTS).next_multiple_of(64).max(512);
     let mut per = [0u32; SEGMENTS];
     let mut ties = 0u32;
     for (s, per) in per.iter_mut().enumerate() {
         let start = s * seg;
-        if start >= l.n {
+        if start >= l.n() {
             break;
         }
         // SAFETY: start < n, and the length stops at n.
-        *per = count(&unsafe { l.sub(start, seg.min(l.n - start)) }, min);
+        *per = count(&unsafe { l.sub(start, seg.min(l.n() - start)) }, min);
         ties = ties.wrapping_add(*per);
     }
     if ties == 0 {
@@ -217,7 +231,7 @@ fn least_in<V: Vector, const ALL: bool>(l: &Lanes<V, ALL>, mut draw: impl FnMut(
         if k < here {
             let start = s * seg;
             // SAFETY: a segment with ties starts below n; the length stops at n.
-            let lanes = unsafe { l.sub(start, seg.min(l.n - start)) };
+            let lanes = unsafe { l.sub(start, seg.min(l.n() - start)) };
             return match nth(&lanes, min, k) {
                 Ok(i) => Least::Found {
                     index: start + i,
@@ -242,22 +256,22 @@ const SHORT_VECTORS: usize = SMALL_LANES / 4;
 /// chosen lane, which in a loop of reservations is latency the next locked booking
 /// waits for.
 #[inline(always)]
-fn least_short<V: Vector, const ALL: bool>(
-    l: &Lanes<V, ALL>,
+fn least_short<V: Vector, L: Source<V>>(
+    l: &L,
     value: impl Fn(usize) -> u32,
     mut draw: impl FnMut(u32) -> u32,
 ) -> Least {
-    let s = l.v;
+    let s = l.v();
     // Vector j holds lanes j * LANES..(j + 1) * LANES; lanes past n, and vectors past
     // SMALL_LANES lanes (constant for a backend), read as u32::MAX.
     let vectors = SMALL_LANES.div_ceil(V::LANES).min(SHORT_VECTORS);
     let mut v = [s.splat(u32::MAX); SHORT_VECTORS];
     for (j, v) in v.iter_mut().enumerate().take(vectors) {
         let i = j * V::LANES;
-        if i + V::LANES <= l.n {
+        if i + V::LANES <= l.n() {
             // SAFETY: i + LANES <= n.
             *v = unsafe { l.get(i) };
-        } else if i < l.n {
+        } else if i < l.n() {
             // SAFETY: i < n < i + LANES.
             *v = unsafe { l.tail(i) }.0;
         }
@@ -273,9 +287,9 @@ fn least_short<V: Vector, const ALL: bool>(
     }
     let min = s.hmin(m[0]);
     if min == u32::MAX {
-        return if l.n == 0 { Least::Empty } else { Least::Saturated };
+        return if l.n() == 0 { Least::Empty } else { Least::Saturated };
     }
-    if let Some(index) = sample::<1>(l.n, value, min, &mut draw) {
+    if let Some(index) = sample::<1>(l.n(), value, min, &mut draw) {
         return Least::Found { index, min };
     }
     // Only lanes below n can equal a minimum below u32::MAX, and n <= 32.
@@ -286,7 +300,7 @@ fn least_short<V: Vector, const ALL: bool>(
     }
     let bits = bits as u32;
     Least::Found {
-        index: drawn_lane(bits, bits.count_ones(), l.n, draw),
+        index: drawn_lane(bits, bits.count_ones(), l.n(), draw),
         min,
     }
 }

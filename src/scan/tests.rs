@@ -11,6 +11,8 @@ use super::{Backend, Kernel, Least, MinTies, least, min_ties, min_ties_all, nth_
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
+mod weighted;
+
 const ALL: [Backend; 4] = [Backend::Scalar, Backend::Avx2, Backend::Avx512, Backend::Neon];
 /// Longest array in the exhaustive loops. Miri runs only the scalar code (every backend
 /// falls back to it there), so a few short arrays cover it.
@@ -125,6 +127,15 @@ impl Vector for Portable {
 
     fn add(self, a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
         core::array::from_fn(|j| a[j].wrapping_add(b[j]))
+    }
+
+    unsafe fn load_plain_fill(self, p: *const u32, len: usize, fill: u32) -> [u32; 4] {
+        // SAFETY: p[0..len] are readable (the caller's promise).
+        core::array::from_fn(|j| if j < len { unsafe { *p.add(j) } } else { fill })
+    }
+
+    fn mul(self, a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
+        core::array::from_fn(|j| a[j].wrapping_mul(b[j]))
     }
 
     fn hsum(self, a: [u32; 4]) -> u32 {
@@ -256,12 +267,27 @@ fn check_least_at(
         excluded.is_some()
     );
     let n = excluded.map_or(counters.len(), |e| e.len().min(counters.len()));
+    check_drawn(&ctx, n, want, at, ks, |draw| {
+        least(backend, counters, excluded, draw)
+    });
+}
+
+/// A least-loaded scan `run` over `n` lanes whose minimum and ties are `want`, at the
+/// lanes `at`: finds tie `k` for every draw `k` of `ks`, draws only among 2 or more
+/// ties, and reports no lanes and saturation as such.
+fn check_drawn(
+    ctx: &str,
+    n: usize,
+    want: MinTies,
+    at: &[usize],
+    ks: impl IntoIterator<Item = usize>,
+    run: impl Fn(&mut dyn FnMut(u32) -> u32) -> Least,
+) {
     // Draws over all n lanes (least's random tries) miss: they name a lane off the
     // minimum, or when every lane ties, the lane of tie k. Draws among the ties name
     // tie k; there are none for fewer than 2 ties.
     let miss = (0..n).find(|i| at.binary_search(i).is_err());
     let draw_for = |k: usize| {
-        let ctx = &ctx;
         move |m: u32| match miss {
             Some(miss) if m as usize == n => miss as u32,
             _ => {
@@ -280,14 +306,10 @@ fn check_least_at(
         },
     };
     if at.is_empty() || at.len() == 1 {
-        assert_eq!(least(backend, counters, excluded, draw_for(0)), want(0), "{ctx}");
+        assert_eq!(run(&mut draw_for(0)), want(0), "{ctx}");
     } else {
         for k in ks {
-            assert_eq!(
-                least(backend, counters, excluded, draw_for(k)),
-                want(k),
-                "{ctx} k {k}"
-            );
+            assert_eq!(run(&mut draw_for(k)), want(k), "{ctx} k {k}");
         }
     }
 }

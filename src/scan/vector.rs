@@ -8,6 +8,7 @@
 //! raw pointers, are `unsafe`. Every method is `#[inline(always)]`: inlined into the
 //! entry function, the intrinsics compile with its target features.
 
+use super::weighting::{Weighting, score};
 use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// One backend's vector instructions over lanes of `u32`.
@@ -53,6 +54,13 @@ pub(super) trait Vector: Copy {
     /// `1 <= len < LANES`, and `p[0..len]` are readable.
     unsafe fn load_plain_tail(self, p: *const u32, len: usize) -> Self::V;
 
+    /// `p[0..len]` in the low lanes, `fill` in the others, which are not accessed:
+    /// the weighted scan's factors, whose missing lanes must score `u32::MAX`.
+    ///
+    /// # Safety
+    /// `1 <= len < LANES`, and `p[0..len]` are readable.
+    unsafe fn load_plain_fill(self, p: *const u32, len: usize, fill: u32) -> Self::V;
+
     /// Every lane `x`.
     fn splat(self, x: u32) -> Self::V;
     /// Lane-wise `a | b`.
@@ -67,6 +75,8 @@ pub(super) trait Vector: Copy {
     fn count_eq(self, acc: Self::V, a: Self::V, t: Self::V) -> Self::V;
     /// Lane-wise wrapping `a + b`.
     fn add(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Lane-wise wrapping `a * b`: the low 32 bits of each product.
+    fn mul(self, a: Self::V, b: Self::V) -> Self::V;
     /// The wrapping sum of the lanes.
     fn hsum(self, a: Self::V) -> u32;
 
@@ -168,13 +178,66 @@ macro_rules! with_lanes {
 }
 pub(super) use with_lanes;
 
-impl<V: Vector, const ALL: bool> Lanes<V, ALL> {
+/// What the shared scans (`simd.rs`) read: `n` lanes of effective values, through the
+/// instructions of `V`. Two kinds: [`Lanes`], the counters (each ORed with its
+/// exclusion), and [`Weighted`], their scores. The scans are written once over this,
+/// so the weighted scan makes exactly the passes, tries and draws of the plain one.
+pub(super) trait Source<V: Vector>: Sized {
+    /// The backend's instructions.
+    fn v(&self) -> V;
+
+    /// How many lanes there are.
+    fn n(&self) -> usize;
+
     /// The effective values of lanes `i..i + 4 * LANES`, as four vectors.
     ///
     /// # Safety
-    /// `i + 4 * V::LANES <= self.n`.
+    /// `i + 4 * V::LANES <= self.n()`.
+    unsafe fn get4(&self, i: usize) -> [V::V; 4];
+
+    /// The effective values of lanes `i..i + LANES`.
+    ///
+    /// # Safety
+    /// `i + V::LANES <= self.n()`.
+    unsafe fn get(&self, i: usize) -> V::V;
+
+    /// The effective values of lanes `i..n` (fewer than `LANES`) in the low lanes of
+    /// the result, `u32::MAX` in the others; and the bit set of the real lanes.
+    ///
+    /// # Safety
+    /// `i < self.n() < i + V::LANES`.
+    unsafe fn tail(&self, i: usize) -> (V::V, u64);
+
+    /// The effective value of lane `i`, read with a scalar load.
+    ///
+    /// # Safety
+    /// `i < self.n()`.
+    unsafe fn value(&self, i: usize) -> u32;
+
+    /// Lanes `start..start + len` of these, as lanes `0..len`.
+    ///
+    /// # Safety
+    /// `start + len <= self.n()`.
+    unsafe fn sub(&self, start: usize, len: usize) -> Self;
+
+    /// Prefetch hints for the cache lines holding lanes `i..i + 4 * 16` (none is an
+    /// access: any lane index is sound).
+    fn prefetch(&self, i: usize);
+}
+
+impl<V: Vector, const ALL: bool> Source<V> for Lanes<V, ALL> {
     #[inline(always)]
-    pub(super) unsafe fn get4(&self, i: usize) -> [V::V; 4] {
+    fn v(&self) -> V {
+        self.v
+    }
+
+    #[inline(always)]
+    fn n(&self) -> usize {
+        self.n
+    }
+
+    #[inline(always)]
+    unsafe fn get4(&self, i: usize) -> [V::V; 4] {
         // SAFETY: the lanes are in bounds (the caller's promise and the invariant).
         unsafe {
             let c = self.v.load4(self.c.add(i));
@@ -187,12 +250,8 @@ impl<V: Vector, const ALL: bool> Lanes<V, ALL> {
         }
     }
 
-    /// The effective values of lanes `i..i + LANES`.
-    ///
-    /// # Safety
-    /// `i + V::LANES <= self.n`.
     #[inline(always)]
-    pub(super) unsafe fn get(&self, i: usize) -> V::V {
+    unsafe fn get(&self, i: usize) -> V::V {
         // SAFETY: the lanes are in bounds (the caller's promise and the invariant).
         unsafe {
             let c = self.v.load(self.c.add(i));
@@ -204,13 +263,8 @@ impl<V: Vector, const ALL: bool> Lanes<V, ALL> {
         }
     }
 
-    /// The effective values of lanes `i..n` (fewer than `LANES`) in the low lanes of
-    /// the result, `u32::MAX` in the others; and the bit set of the real lanes.
-    ///
-    /// # Safety
-    /// `i < self.n < i + V::LANES`.
     #[inline(always)]
-    pub(super) unsafe fn tail(&self, i: usize) -> (V::V, u64) {
+    unsafe fn tail(&self, i: usize) -> (V::V, u64) {
         let len = self.n - i;
         // SAFETY: lanes i..n are in bounds (the caller's promise and the invariant);
         // the tail loads do not access the lanes past them.
@@ -225,24 +279,16 @@ impl<V: Vector, const ALL: bool> Lanes<V, ALL> {
         (v, first_bits(len))
     }
 
-    /// The effective value of lane `i`, read with a scalar load.
-    ///
-    /// # Safety
-    /// `i < self.n`.
     #[inline(always)]
-    pub(super) unsafe fn value(&self, i: usize) -> u32 {
+    unsafe fn value(&self, i: usize) -> u32 {
         // SAFETY: lane i is in bounds (the caller's promise and the invariant).
         let c = unsafe { &*self.c.add(i) }.load(Relaxed);
         // SAFETY: as above; `e` is read only when it is not null.
         if ALL { c } else { c | unsafe { *self.e.add(i) } }
     }
 
-    /// Lanes `start..start + len` of these, as lanes `0..len`.
-    ///
-    /// # Safety
-    /// `start + len <= self.n`.
     #[inline(always)]
-    pub(super) unsafe fn sub(&self, start: usize, len: usize) -> Self {
+    unsafe fn sub(&self, start: usize, len: usize) -> Self {
         Lanes {
             v: self.v,
             // SAFETY: start <= n, so the pointer stays within (or one past) the array.
@@ -253,15 +299,133 @@ impl<V: Vector, const ALL: bool> Lanes<V, ALL> {
         }
     }
 
-    /// Prefetch hints for the cache lines holding lanes `i..i + 4 * 16` (none is an
-    /// access: any lane index is sound).
     #[inline(always)]
-    pub(super) fn prefetch(&self, i: usize) {
+    fn prefetch(&self, i: usize) {
         for line in 0..4 {
             self.v.prefetch(self.c.wrapping_add(i + 16 * line).cast());
             if !ALL {
                 self.v.prefetch(self.e.wrapping_add(i + 16 * line).cast());
             }
+        }
+    }
+}
+
+/// The scores of [`Lanes`] under a [`Weighting`]: lane `i`'s effective value `x`
+/// becomes `min(min(x, u32::MAX - add) + add, cap[i]) * scale[i]` (wrapping), as
+/// `weighting::score` computes it for one lane. Lanes past `n` in a tail score
+/// `u32::MAX`, as the scans expect: the counters' tail holds `u32::MAX` there, and
+/// the factors are filled with `cap = u32::MAX`, `scale = 1`.
+///
+/// Invariant: that of `lanes`, and `scale` and `cap` point to `lanes.n` readable
+/// `u32`s each.
+pub(super) struct Weighted<V, const ALL: bool> {
+    lanes: Lanes<V, ALL>,
+    scale: *const u32,
+    cap: *const u32,
+    add: u32,
+}
+
+impl<V: Vector, const ALL: bool> Weighted<V, ALL> {
+    /// The scores of `lanes` under `w`: as many lanes as `lanes`, `w.scale` and
+    /// `w.cap` all have.
+    #[inline(always)]
+    pub(super) fn new(mut lanes: Lanes<V, ALL>, w: Weighting<'_>) -> Self {
+        lanes.n = lanes.n.min(w.scale.len()).min(w.cap.len());
+        Weighted {
+            lanes,
+            scale: w.scale.as_ptr(),
+            cap: w.cap.as_ptr(),
+            add: w.add,
+        }
+    }
+
+    /// The scores of the values `x` given the factors of their lanes: the saturating
+    /// add as a minimum then an add, the clamp, and one lane-wise multiply.
+    #[inline(always)]
+    fn score(&self, x: V::V, scale: V::V, cap: V::V) -> V::V {
+        let s = self.lanes.v;
+        let sum = s.add(s.min(x, s.splat(u32::MAX - self.add)), s.splat(self.add));
+        s.mul(s.min(sum, cap), scale)
+    }
+}
+
+impl<V: Vector, const ALL: bool> Source<V> for Weighted<V, ALL> {
+    #[inline(always)]
+    fn v(&self) -> V {
+        self.lanes.v
+    }
+
+    #[inline(always)]
+    fn n(&self) -> usize {
+        self.lanes.n
+    }
+
+    #[inline(always)]
+    unsafe fn get4(&self, i: usize) -> [V::V; 4] {
+        let s = self.lanes.v;
+        // SAFETY: lanes i..i + 4 * LANES are in bounds of all three arrays (the
+        // caller's promise and the invariant).
+        unsafe {
+            let x = self.lanes.get4(i);
+            let (scale, cap) = (self.scale.add(i), self.cap.add(i));
+            core::array::from_fn(|j| {
+                let at = j * V::LANES;
+                self.score(x[j], s.load_plain(scale.add(at)), s.load_plain(cap.add(at)))
+            })
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn get(&self, i: usize) -> V::V {
+        let s = self.lanes.v;
+        // SAFETY: lanes i..i + LANES are in bounds of all three arrays (the caller's
+        // promise and the invariant).
+        unsafe {
+            let x = self.lanes.get(i);
+            self.score(x, s.load_plain(self.scale.add(i)), s.load_plain(self.cap.add(i)))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn tail(&self, i: usize) -> (V::V, u64) {
+        let (s, len) = (self.lanes.v, self.lanes.n - i);
+        // SAFETY: lanes i..n are in bounds of all three arrays (the caller's promise
+        // and the invariant); the tail loads do not access the lanes past them.
+        unsafe {
+            // u32::MAX past n, which the factors' fill keeps: min(MAX, MAX) * 1.
+            let (x, real) = self.lanes.tail(i);
+            let scale = s.load_plain_fill(self.scale.add(i), len, 1);
+            let cap = s.load_plain_fill(self.cap.add(i), len, u32::MAX);
+            (self.score(x, scale, cap), real)
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn value(&self, i: usize) -> u32 {
+        // SAFETY: lane i is in bounds of all three arrays (the caller's promise and
+        // the invariant).
+        unsafe { score(self.lanes.value(i), self.add, *self.scale.add(i), *self.cap.add(i)) }
+    }
+
+    #[inline(always)]
+    unsafe fn sub(&self, start: usize, len: usize) -> Self {
+        Weighted {
+            // SAFETY: start + len <= n (the caller's promise).
+            lanes: unsafe { self.lanes.sub(start, len) },
+            // SAFETY: start <= n, so the pointers stay within (or one past) the arrays.
+            scale: unsafe { self.scale.add(start) },
+            // SAFETY: as above.
+            cap: unsafe { self.cap.add(start) },
+            add: self.add,
+        }
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        self.lanes.prefetch(i);
+        for line in 0..4 {
+            self.lanes.v.prefetch(self.scale.wrapping_add(i + 16 * line).cast());
+            self.lanes.v.prefetch(self.cap.wrapping_add(i + 16 * line).cast());
         }
     }
 }
