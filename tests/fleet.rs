@@ -107,6 +107,45 @@ fn least_loaded_fills_capacity_exactly() {
 }
 
 #[test]
+fn least_loaded_fills_a_large_mixed_fleet_exactly() {
+    // 300 workers of capacities 1..=6: the vector scan's path, with a drained
+    // worker and a mask in the lanes, against the exact rule's outcome.
+    let caps: Vec<u32> = (0..300).map(|i| i % 6 + 1).collect();
+    let pool = weighted(&caps);
+    pool.drain(&7).unwrap();
+    let mask = pool.eligibility(|w| w % 5 != 0);
+    let req = Request::new().eligible(&mask);
+    fn fill<'p>(
+        pool: &'p Pool<u32>,
+        caps: &[u32],
+        req: &Request<'_>,
+        keep: impl Fn(u32) -> bool,
+        per: u32,
+    ) -> Vec<workerpick::Reservation<'p, u32>> {
+        let total: u32 = (0..300)
+            .filter(|&w| keep(w))
+            .map(|w| caps[w as usize] * per)
+            .sum();
+        (0..total)
+            .map(|_| pool.reserve_with(&LeastLoaded::new(), req).unwrap())
+            .collect()
+    }
+    let unmasked = |w: u32| w != 7;
+    let held = fill(&pool, &caps, &Request::new(), unmasked, 3);
+    for w in 0..300u32 {
+        let want = if unmasked(w) { caps[w as usize] * 3 } else { 0 };
+        assert_eq!(pool.in_flight(&w), Some(want), "worker {w}");
+    }
+    let masked = |w: u32| w != 7 && w % 5 != 0;
+    let more = fill(&pool, &caps, &req, masked, 2);
+    for w in 0..300u32 {
+        let want = caps[w as usize] * (3 * u32::from(unmasked(w)) + 2 * u32::from(masked(w)));
+        assert_eq!(pool.in_flight(&w), Some(want), "worker {w}");
+    }
+    drop((held, more));
+}
+
+#[test]
 fn least_loaded_is_exact_under_threads() {
     let caps = [4, 2, 1, 1, 2, 6];
     let pool = Arc::new(weighted(&caps));

@@ -7,6 +7,7 @@ use super::Weights;
 use super::least::{LeastRatio, Ratio};
 use crate::candidates::Candidates;
 use crate::context::{Context, Slot};
+use crate::scan::{self, Least, Weighting};
 use crate::sync::atomic::Ordering::Relaxed;
 
 /// Draws or tickets a pick tries before it takes the linear path.
@@ -194,9 +195,36 @@ impl<'a> Context<'a> {
         self.linear_weighted(w)
     }
 
-    /// The weighted least-loaded candidate and its load.
+    /// The weighted least-loaded candidate and its load: the SIMD scan over
+    /// the lanes' scores (see [`scale`](super::scale)) when the factors exist
+    /// and the candidates are fresh, checked against the counter it names;
+    /// else, or when the least score may be clamped, the exact scalar path.
     #[inline(always)]
     pub(crate) fn least_weighted(&mut self, w: &'a Weights) -> Option<(Slot<'a>, u32)> {
+        if let (Some(scale), Candidates::Fresh { slots, lanes }) = (&w.scale, self.candidates) {
+            let counters = self.counters.slice(lanes.map_or(slots.len(), <[u32]>::len));
+            let add = self.request.weight;
+            let weighting = Weighting {
+                scale: &scale.scale,
+                cap: &scale.cap,
+                add,
+            };
+            for _ in 0..4 {
+                match scan::least_weighted(self.backend, counters, lanes, weighting, |m| self.rng.below(m)) {
+                    Least::Found { index, min } if min <= scale.exact_below() => {
+                        // The scan read the counter once; the booking's
+                        // compare-and-swap needs the load behind that score.
+                        let load = self.counters.get(index as u32).load(Relaxed);
+                        if scale.score(index as u32, load, add) == min {
+                            return Some((Slot::new(index as u32), load));
+                        }
+                    }
+                    Least::Moved => {}
+                    Least::Empty => return None,
+                    Least::Found { .. } | Least::Saturated => break,
+                }
+            }
+        }
         self.least_weighted_by(w, |_, _| true)
     }
 
