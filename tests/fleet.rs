@@ -136,7 +136,7 @@ fn least_loaded_fills_a_large_mixed_fleet_exactly() {
         let want = if unmasked(w) { caps[w as usize] * 3 } else { 0 };
         assert_eq!(pool.in_flight(&w), Some(want), "worker {w}");
     }
-    let masked = |w: u32| w != 7 && w % 5 != 0;
+    let masked = |w: u32| w != 7 && !w.is_multiple_of(5);
     let more = fill(&pool, &caps, &req, masked, 2);
     for w in 0..300u32 {
         let want = caps[w as usize] * (3 * u32::from(unmasked(w)) + 2 * u32::from(masked(w)));
