@@ -6,28 +6,43 @@
 //! Built exactly in integer units of `1/(n Σc)`; the only rounding is of each
 //! bucket's threshold to 32 bits (an error below 2⁻³² per bucket).
 
-/// The alias table over candidates `0..n` (in set order).
+/// The alias table over `n` candidates, naming them by slot.
 pub(crate) struct Alias {
-    /// Per bucket: take the bucket's own candidate when the draw's high half
-    /// is below this, else its alias.
-    keep: Box<[u32]>,
-    alias: Box<[u32]>,
+    buckets: Box<[Bucket]>,
+}
+
+/// One bucket: its own candidate, the alias that tops it up, and the
+/// threshold between them, together so that a draw reads one of them.
+#[derive(Clone, Copy)]
+#[repr(align(16))]
+struct Bucket {
+    /// Take `own` when the draw's high half is below this, else `alias`.
+    /// A full bucket keeps `u32::MAX` and has itself as alias.
+    keep: u32,
+    own: u32,
+    alias: u32,
 }
 
 impl Alias {
-    /// The table for weights `w` (each ≥ 1).
-    pub(crate) fn build(w: &[u32]) -> Self {
+    /// The table for candidates `slots` of weights `w` (each ≥ 1).
+    pub(crate) fn build(w: &[u32], slots: &[u32]) -> Self {
         let n = w.len();
         let total: u64 = w.iter().map(|&c| u64::from(c)).sum();
         // Bucket i starts with weight w_i * n in units where a bucket holds `total`.
         let mut left: Vec<u64> = w.iter().map(|&c| u64::from(c) * n as u64).collect();
-        let mut keep = vec![u32::MAX; n].into_boxed_slice();
-        let mut alias: Box<[u32]> = (0..n as u32).collect();
+        let mut buckets: Box<[Bucket]> = slots
+            .iter()
+            .map(|&own| Bucket {
+                keep: u32::MAX,
+                own,
+                alias: own,
+            })
+            .collect();
         let (mut small, mut large): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| left[i] < total);
         while let (Some(s), Some(&l)) = (small.pop(), large.last()) {
             // Bucket s keeps left[s] of `total` and takes the rest from l.
-            keep[s] = ((u128::from(left[s]) << 32) / u128::from(total)) as u32;
-            alias[s] = l as u32;
+            buckets[s].keep = ((u128::from(left[s]) << 32) / u128::from(total)) as u32;
+            buckets[s].alias = slots[l];
             left[l] -= total - left[s];
             if left[l] < total {
                 large.pop();
@@ -36,25 +51,19 @@ impl Alias {
         }
         // What remains holds exactly `total` (up to nothing: integers), so it
         // keeps its own candidate always (`keep` stays u32::MAX, alias itself).
-        Self { keep, alias }
+        Self { buckets }
     }
 
-    /// The candidate a 64-bit uniform draw names.
+    /// The slot a 64-bit uniform draw names (`None` for an empty table).
     #[inline(always)]
-    pub(crate) fn pick(&self, draw: u64) -> usize {
-        let n = self.keep.len() as u64;
-        let bucket = (((draw & 0xffff_ffff) * n) >> 32) as usize;
-        let high = (draw >> 32) as u32;
-        match (self.keep.get(bucket), self.alias.get(bucket)) {
-            (Some(&keep), Some(&alias)) => {
-                if high < keep || keep == u32::MAX {
-                    bucket
-                } else {
-                    alias as usize
-                }
-            }
-            _ => 0,
-        }
+    pub(crate) fn pick(&self, draw: u64) -> Option<u32> {
+        let n = self.buckets.len() as u64;
+        let bucket = self.buckets.get((((draw & 0xffff_ffff) * n) >> 32) as usize)?;
+        Some(if ((draw >> 32) as u32) < bucket.keep {
+            bucket.own
+        } else {
+            bucket.alias
+        })
     }
 }
 
@@ -62,18 +71,19 @@ impl Alias {
 mod tests {
     use super::*;
 
+    fn identity(n: usize) -> Vec<u32> {
+        (0..n as u32).collect()
+    }
+
     /// The exact probability of each candidate, from the table, in units of 2⁻³²/n.
     fn masses(a: &Alias) -> Vec<u128> {
-        let n = a.keep.len();
+        let n = a.buckets.len();
         let mut m = vec![0u128; n];
-        for b in 0..n {
-            let keep = if a.keep[b] == u32::MAX {
-                1u128 << 32
-            } else {
-                u128::from(a.keep[b])
-            };
-            m[b] += keep;
-            m[a.alias[b] as usize] += (1u128 << 32) - keep;
+        for b in a.buckets.iter() {
+            // A full bucket's alias is itself: the draw at u32::MAX stays.
+            let keep = u128::from(b.keep);
+            m[b.own as usize] += keep;
+            m[b.alias as usize] += (1u128 << 32) - keep;
         }
         m
     }
@@ -87,7 +97,7 @@ mod tests {
             vec![3, 5, 7, 11, 13, 1, 1, 2],
             vec![65536, 1, 1],
         ] {
-            let a = Alias::build(&w);
+            let a = Alias::build(&w, &identity(w.len()));
             let total: u128 = w.iter().map(|&c| u128::from(c)).sum();
             let n = w.len() as u128;
             for (i, m) in masses(&a).into_iter().enumerate() {
@@ -104,12 +114,12 @@ mod tests {
     #[test]
     fn draws_follow_the_weights() {
         let w = [4, 2, 1, 1];
-        let a = Alias::build(&w);
+        let a = Alias::build(&w, &identity(w.len()));
         let mut rng = fastrand::Rng::with_seed(7);
         let mut hits = [0u32; 4];
         let draws = 1_000_000;
         for _ in 0..draws {
-            hits[a.pick(rng.u64(..))] += 1;
+            hits[a.pick(rng.u64(..)).unwrap() as usize] += 1;
         }
         for (i, &h) in hits.iter().enumerate() {
             let share = f64::from(h) / f64::from(draws);

@@ -54,7 +54,7 @@ impl Weights {
             capacity[slot as usize] = c;
         }
         Some(Box::new(Self {
-            alias: Alias::build(&reduced),
+            alias: Alias::build(&reduced, slots),
             schedule: Schedule::build(&reduced),
             scale: Scale::build(lanes, slots, &reduced),
             capacity,

@@ -84,14 +84,17 @@ impl<'a> Context<'a> {
     /// acceptable candidates (two passes).
     #[inline(always)]
     fn weighted_random(&mut self, w: &'a Weights) -> Option<Slot<'a>> {
-        let members = &self.set.members;
-        for _ in 0..TRIES {
-            let slot = *members.get(w.alias.pick(self.rng.next_u64()))?;
+        let slot = w.alias.pick(self.rng.next_u64())?;
+        if !self.masked && !self.reports.health.any() {
+            return Some(Slot::new(slot)); // every candidate is acceptable
+        }
+        if self.acceptable(slot) {
+            return Some(Slot::new(slot));
+        }
+        for _ in 1..TRIES {
+            let slot = w.alias.pick(self.rng.next_u64())?;
             if self.acceptable(slot) {
                 return Some(Slot::new(slot));
-            }
-            if !self.masked && !self.reports.health.any() {
-                break; // not reached: every candidate is acceptable
             }
         }
         self.linear_weighted(w)
