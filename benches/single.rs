@@ -13,9 +13,11 @@
 //! the same mode, so both designs start from the same loads). There random tries at
 //! the minimum mostly miss and our scan counts the ties.
 //!
-//! Three more groups: `floor` (the primitives a pick is built from, to show what
+//! More groups: `floor` (the primitives a pick is built from, to show what
 //! bounds a figure), `scan/workers` (the least-loaded scan alone, per
-//! backend this CPU runs) and `weighted-scan/n` (the weighted scan beside it).
+//! backend this CPU runs), `weighted-scan/n` (the weighted scan beside it),
+//! `weighted-<mode>/n` (each mode over capacities 4:2:1:1 beside the same pool
+//! unweighted) and `health/n` (marking workers unhealthy and healthy).
 
 mod common;
 
@@ -403,6 +405,65 @@ fn stale_mask(c: &mut Criterion<CpuTime>) {
     }
 }
 
+/// `weighted-<mode>/n`: the modes over `n` workers of capacities 4:2:1:1
+/// repeated (`workerpick-handle`), beside the same pool unweighted
+/// (`workerpick-unweighted`): select reads the worker, reserve reads it and
+/// releases. The pools are idle, as in the mode groups.
+fn weighted(c: &mut Criterion<CpuTime>) {
+    use workerpick::WorkerInfo;
+    const UNWEIGHTED: &str = "workerpick-unweighted";
+    for n in [8usize, 1024, 10_000] {
+        let weighted = Pool::new();
+        for w in 0..n as u64 {
+            let capacity = [4, 2, 1, 1][w as usize % 4];
+            weighted
+                .insert_with(w, WorkerInfo::new().capacity(capacity))
+                .unwrap();
+        }
+        let plain = Pool::from_workers(0..n as u64).unwrap();
+        for mode in MODES {
+            with_selector!(mode, |sel| {
+                let mut g = c.benchmark_group(format!("weighted-{}/{n}", mode.name()));
+                for (name, pool) in [(OURS, &weighted), (UNWEIGHTED, &plain)] {
+                    let mut h = pool.handle_with_rng(Rng::with_seed(1));
+                    g.bench_function(BenchmarkId::new("select", name), |b| {
+                        b.iter(|| *h.select(&sel).unwrap())
+                    });
+                    g.bench_function(BenchmarkId::new("reserve", name), |b| {
+                        b.iter(|| *h.reserve(&sel).unwrap().worker())
+                    });
+                }
+                g.finish();
+            });
+        }
+        assert!(
+            weighted.loads().iter().all(|&(_, l)| l == 0),
+            "a bench leaked a reservation"
+        );
+    }
+}
+
+/// `health/n`: marking a worker unhealthy and healthy again (the transition an
+/// outlier detector makes), and marking an unhealthy worker again (what it
+/// calls on every further failed request).
+fn health(c: &mut Criterion<CpuTime>) {
+    for n in [8u64, 1024] {
+        let pool = Pool::from_workers(0..n).unwrap();
+        let mut g = c.benchmark_group(format!("health/{n}"));
+        g.bench_function(BenchmarkId::new("mark-unmark", OURS), |b| {
+            b.iter(|| {
+                pool.set_healthy(black_box(&1), false).unwrap();
+                pool.set_healthy(black_box(&1), true).unwrap()
+            })
+        });
+        pool.set_healthy(&1, false).unwrap();
+        g.bench_function(BenchmarkId::new("mark-again", OURS), |b| {
+            b.iter(|| pool.set_healthy(black_box(&1), false).unwrap())
+        });
+        g.finish();
+    }
+}
+
 fn config() -> Criterion<CpuTime> {
     // Thread CPU time, not wall time: see `common/cpu_time.rs`.
     settings::criterion(CpuTime)
@@ -411,6 +472,6 @@ fn config() -> Criterion<CpuTime> {
 criterion_group! {
     name = benches;
     config = config();
-    targets = floor, scan, weighted_scan, modes, few_ties, stale_mask, reported, large
+    targets = floor, scan, weighted_scan, modes, few_ties, stale_mask, reported, large, weighted, health
 }
 criterion_main!(benches);
