@@ -9,6 +9,7 @@
 //! held for all of it, which is what an in-flight count means to a router.
 
 use super::Progress;
+use super::join::{Join, JoinOutcome};
 use super::outcome::{ChurnOutcome, Outcome, Sample, WorkerOutcome};
 use super::queue::{Permits, Servers};
 use super::stats::{self, ms};
@@ -31,6 +32,12 @@ pub struct Fleet {
     /// Scan every counter on least-loaded picks even where the pool's limit
     /// would keep per-block bounds (for contrast with the summarised pick).
     pub flat_scan: bool,
+    /// Per worker, its capacity: it serves `slots × capacity` requests at
+    /// once, each at its speed (empty: 1 each).
+    pub capacities: Vec<u32>,
+    /// Whether the pool is told the capacities (`WorkerInfo::capacity`); if
+    /// not, every worker looks alike to the picks, whatever it serves.
+    pub weighted: bool,
 }
 
 /// The slot limit a pool for `workers` workers is built with: the default
@@ -54,11 +61,31 @@ pub fn scan_kind(limit: usize, workers: usize, flat_scan: bool) -> &'static str 
 impl Fleet {
     /// Worker `w`'s attributes in the pool.
     fn info(&self, w: u32) -> WorkerInfo {
-        WorkerInfo::new().device(self.devices[w as usize])
+        let info = WorkerInfo::new().device(self.devices[w as usize]);
+        if self.weighted {
+            info.capacity(self.capacity(w as usize))
+        } else {
+            info
+        }
+    }
+
+    /// Worker `w`'s capacity (1 unless set).
+    pub fn capacity(&self, w: usize) -> u32 {
+        self.capacities.get(w).copied().unwrap_or(1)
+    }
+
+    /// Requests worker `w` serves at once: `slots` per unit of capacity.
+    pub fn slots_of(&self, w: usize) -> usize {
+        self.slots.saturating_mul(self.capacity(w) as usize)
     }
 
     /// A pool over the fleet, workers `0..n` with their attributes.
     pub(crate) fn pool(&self) -> Pool<u32> {
+        self.pool_without(None)
+    }
+
+    /// A pool over the fleet less `absent` (a worker that joins later).
+    fn pool_without(&self, absent: Option<u32>) -> Pool<u32> {
         let workers = self.speeds.len() as u32;
         // One snapshot for the whole fleet, then one per worker whose attributes
         // differ from the default: inserting one by one would publish one per
@@ -74,8 +101,10 @@ impl Fleet {
         } else {
             pool
         };
-        pool.replace(0..workers).expect("a fleet within the pool limit");
-        for w in 0..workers {
+        let members = (0..workers).filter(|&w| Some(w) != absent);
+        pool.replace(members.clone())
+            .expect("a fleet within the pool limit");
+        for w in members {
             let info = self.info(w);
             if info != WorkerInfo::new() {
                 pool.set_info(&w, info).expect("a member");
@@ -109,6 +138,8 @@ pub struct Load {
     pub churn: Option<Churn>,
     /// How often the monitor samples every worker's in-flight count.
     pub sample_every: Duration,
+    /// A worker that joins mid-run, cold, if any.
+    pub join: Option<Join>,
 }
 
 /// Removes `worker` once `at` of the requests have started, while it is
@@ -140,6 +171,11 @@ struct Job<'p> {
 struct Run<'p> {
     load: &'p Load,
     pool: &'p Pool<u32>,
+    start: Instant,
+    /// When the joining worker joined, ns after `start` (`u64::MAX`: not yet).
+    joined_ns: AtomicU64,
+    /// Per ticket, when it was picked, ns after `start` (only with a join).
+    picked_ns: Vec<AtomicU64>,
     servers: Servers<Job<'p>>,
     permits: Permits,
     closed: AtomicBool,
@@ -167,12 +203,22 @@ pub fn run(load: &Load, selector: &dyn Selector, progress: &dyn Progress) -> Out
     let workers = load.fleet.speeds.len();
     assert!(workers > 0 && load.fleet.slots > 0 && load.concurrency > 0 && load.threads > 0);
     assert_eq!(load.fleet.devices.len(), workers, "one device kind per worker");
-    let pool = load.fleet.pool();
+    assert!(load.join.is_none_or(|j| (j.worker as usize) < workers));
+    let pool = load.fleet.pool_without(load.join.map(|j| j.worker));
+    if let Some(j) = &load.join {
+        // Before the join: the workers already there do not ramp.
+        pool.set_slow_start(j.slow_start);
+    }
     let n = load.requests;
+    let slots: Vec<usize> = (0..workers).map(|w| load.fleet.slots_of(w)).collect();
+    let serving = slots.iter().fold(0usize, |a, &s| a.saturating_add(s));
     let run = Run {
         load,
         pool: &pool,
-        servers: Servers::new(workers, load.fleet.slots),
+        start: Instant::now(),
+        joined_ns: AtomicU64::new(u64::MAX),
+        picked_ns: atomics(if load.join.is_some() { n } else { 0 }, || AtomicU64::new(0)),
+        servers: Servers::new(slots),
         permits: Permits::new(load.concurrency),
         closed: AtomicBool::new(false),
         issued: AtomicUsize::new(0),
@@ -186,11 +232,11 @@ pub fn run(load: &Load, selector: &dyn Selector, progress: &dyn Progress) -> Out
         select_ns: atomics(n, || AtomicU64::new(0)),
         latency_ns: atomics(n, || AtomicU64::new(0)),
     };
-    let start = Instant::now();
+    let start = run.start;
     let monitored = thread::scope(|s| {
         // No more can be busy at once: every job holds one of `concurrency`
         // permits and one of its worker's slots.
-        for _ in 0..workers.saturating_mul(load.fleet.slots).min(load.concurrency) {
+        for _ in 0..serving.min(load.concurrency) {
             let run = &run;
             s.spawn(move || run.serve());
         }
@@ -237,6 +283,9 @@ impl<'p> Run<'p> {
             };
             let picked = started.elapsed();
             self.select_ns[ticket].store(picked.as_nanos() as u64, Relaxed);
+            if let Some(at) = self.picked_ns.get(ticket) {
+                at.store(started.duration_since(self.start).as_nanos() as u64, Relaxed);
+            }
             let w = *reservation.worker() as usize;
             let held = self.held[w].fetch_add(1, Relaxed) + 1;
             self.peak[w].fetch_max(held, Relaxed);
@@ -269,9 +318,18 @@ impl<'p> Run<'p> {
         }
     }
 
-    /// The request's service time on worker `w`: base / speed, ±50% per ticket.
+    /// The request's service time on worker `w`: base / speed, ±50% per
+    /// ticket, times the joined worker's slowdown while it is cold.
     fn service_time(&self, w: usize, ticket: usize) -> Duration {
-        self.load.fleet.service_time(w, self.load.seed, ticket)
+        let base = self.load.fleet.service_time(w, self.load.seed, ticket);
+        match &self.load.join {
+            Some(j) if j.worker as usize == w => {
+                // Set before the worker joined the pool, so before any pick of it.
+                let joined = Duration::from_nanos(self.joined_ns.load(Relaxed));
+                base.mul_f64(j.slowdown(self.start.elapsed().saturating_sub(joined)))
+            }
+            _ => base,
+        }
     }
 
     /// The monitor: samples every worker's load, reports progress and plays
@@ -301,6 +359,9 @@ impl<'p> Run<'p> {
                 };
             }
             samples.push((ms(now), self.loads()));
+            if let Some(j) = &load.join {
+                self.join(j, now);
+            }
             if let Some((c, out, phase)) = &mut churn {
                 match *phase {
                     // Remove it while it is serving: that is the hazard to show.
@@ -334,6 +395,51 @@ impl<'p> Run<'p> {
         }
     }
 
+    /// Inserts the joining worker once it is due, and moves its slow start
+    /// on (the pool's own checks come once in 1024 picks per handle: too
+    /// rarely for a window this short).
+    fn join(&self, j: &Join, now: Duration) {
+        if self.joined_ns.load(Relaxed) == u64::MAX {
+            if now >= j.after {
+                self.joined_ns.store(now.as_nanos() as u64, Relaxed);
+                self.pool
+                    .insert_with(j.worker, self.load.fleet.info(j.worker))
+                    .expect("the joining worker is not in the pool yet");
+            }
+        } else if j.slow_start.is_some() {
+            self.pool.advance_slow_start();
+        }
+    }
+
+    /// What the requests picked in the joined worker's first window showed.
+    fn join_outcome(&self, j: &Join, elapsed: Duration) -> Option<JoinOutcome> {
+        let joined = self.joined_ns.load(Relaxed);
+        if joined == u64::MAX {
+            return None;
+        }
+        let end = (joined.saturating_add(j.window.as_nanos() as u64)).min(elapsed.as_nanos() as u64);
+        let (mut fleet, mut mine) = (Vec::new(), Vec::new());
+        for (ticket, at) in self.picked_ns.iter().enumerate() {
+            let at = at.load(Relaxed);
+            if (joined..end).contains(&at) {
+                let us = self.latency_ns[ticket].load(Relaxed) / 1000;
+                fleet.push(us);
+                if self.served_by[ticket].load(Relaxed) == j.worker {
+                    mine.push(us);
+                }
+            }
+        }
+        Some(JoinOutcome {
+            worker: j.worker,
+            joined_ms: joined as f64 / 1e6,
+            window_ms: end.saturating_sub(joined) as f64 / 1e6,
+            window_requests: fleet.len(),
+            joined_requests: mine.len(),
+            joined_latency_us: stats::summary(mine),
+            fleet_latency_us: stats::summary(fleet),
+        })
+    }
+
     fn readd(&self, c: &Churn, out: &mut ChurnOutcome, phase: &mut Phase, now: Duration) {
         self.pool
             .insert_with(c.worker, self.load.fleet.info(c.worker))
@@ -352,6 +458,11 @@ impl<'p> Run<'p> {
     }
 
     fn outcome(self, monitored: Monitored) -> Outcome {
+        let join = self
+            .load
+            .join
+            .as_ref()
+            .and_then(|j| self.join_outcome(j, monitored.elapsed));
         let ends = self.loads();
         let workers = ends
             .iter()
@@ -379,6 +490,7 @@ impl<'p> Run<'p> {
             pick_error: self.failed.into_inner().unwrap(),
             draining_at_end: self.pool.stats().draining,
             churn: monitored.churn,
+            join,
             samples: monitored.samples,
         }
     }

@@ -3,6 +3,8 @@
 
 pub mod bursts;
 pub mod engine;
+pub mod fleet;
+pub mod join;
 pub mod modes;
 pub mod outcome;
 pub mod plot;
@@ -90,6 +92,8 @@ impl Config {
                 slots: CLASSIC_CONCURRENCY,
                 service: self.load.fleet.service,
                 flat_scan: self.load.fleet.flat_scan,
+                capacities: Vec::new(),
+                weighted: false,
             },
             concurrency: CLASSIC_CONCURRENCY,
             requests: self.classic_requests,
@@ -97,6 +101,7 @@ impl Config {
             seed: self.load.seed,
             churn: None,
             sample_every: self.load.sample_every,
+            join: None,
         }
     }
 }

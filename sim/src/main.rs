@@ -90,6 +90,16 @@ struct Args {
     /// Requests per run in the replica scenario (0 skips it).
     #[arg(long, default_value_t = 40_000)]
     replica_requests: usize,
+    /// Skip the heterogeneous-fleet scenarios (weighted fleet, scale-up).
+    #[arg(long)]
+    no_fleet_scenarios: bool,
+    /// Requests per run in the weighted-fleet scenario (0 skips it).
+    #[arg(long, default_value_t = 2400)]
+    fleet_requests: usize,
+    /// The scale-up scenario's window, in ms: the newcomer's warm-up and its
+    /// slow start (0 skips it).
+    #[arg(long, default_value_t = 300.0)]
+    scale_up_ms: f64,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -117,6 +127,44 @@ const MAX_REPLICAS: usize = 64;
 const MAX_SERVICE: Duration = Duration::from_secs(10);
 
 impl Args {
+    /// The heterogeneous-fleet scenarios, on the modes of `--modes` that have
+    /// them, at `--service-ms`, from `--threads` routers.
+    fn scenarios(&self) -> Result<sim::fleet::Scenarios, String> {
+        if self.no_fleet_scenarios {
+            return Ok(sim::fleet::Scenarios::default());
+        }
+        if self.fleet_requests > MAX_REQUESTS {
+            return Err(format!(
+                "--fleet-requests {} is above this simulator's limit of {MAX_REQUESTS}",
+                self.fleet_requests
+            ));
+        }
+        let max_ms = MAX_SERVICE.as_secs_f64() * 1e3;
+        if !(0.0..=max_ms).contains(&self.scale_up_ms) {
+            return Err(format!(
+                "--scale-up-ms {} is outside 0..={max_ms}",
+                self.scale_up_ms
+            ));
+        }
+        let service = Duration::from_secs_f64(self.service_ms / 1e3);
+        let weighted =
+            sim::fleet::Weighted::new(service, self.fleet_requests, self.threads, self.seed, &self.modes)?;
+        let window = Duration::from_secs_f64(self.scale_up_ms / 1e3);
+        let scale_up = sim::fleet::ScaleUp::new(service, window, self.threads, self.seed, &self.modes)?;
+        if scale_up.requests() > MAX_REQUESTS {
+            return Err(format!(
+                "--scale-up-ms {} at --service-ms {} needs {} requests a run, above this simulator's limit of {MAX_REQUESTS}",
+                self.scale_up_ms,
+                self.service_ms,
+                scale_up.requests()
+            ));
+        }
+        Ok(sim::fleet::Scenarios {
+            weighted: (self.fleet_requests > 0 && !weighted.modes.is_empty()).then_some(weighted),
+            scale_up: (self.scale_up_ms > 0.0 && !scale_up.modes.is_empty()).then_some(scale_up),
+        })
+    }
+
     fn config(&self) -> Result<sim::Config, String> {
         let positive = |what: &str, ok: bool| {
             if ok {
@@ -216,6 +264,8 @@ impl Args {
                     slots: self.slots,
                     service,
                     flat_scan: self.flat_scan,
+                    capacities: Vec::new(),
+                    weighted: false,
                 },
                 concurrency: self.concurrency,
                 requests: self.requests,
@@ -225,6 +275,7 @@ impl Args {
                 // Every sample holds one count per worker: large fleets are
                 // sampled less often, so memory stays bounded.
                 sample_every: Duration::from_micros(self.workers.max(1000) as u64),
+                join: None,
             },
             bursts: self.bursts,
             classic_requests: 400,
@@ -302,7 +353,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let config = match args.config() {
+    let (config, scenarios) = match args.config().and_then(|c| Ok((c, args.scenarios()?))) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("simulate: {e}");
@@ -310,17 +361,27 @@ fn main() -> ExitCode {
         }
     };
     let bar = Bar {
-        bar: ProgressBar::with_draw_target(Some(config.progress_total()), ProgressDrawTarget::hidden())
-            .with_style(
-                ProgressStyle::with_template("{elapsed:>3} [{bar:30}] {percent:>3}% {msg}")
-                    .expect("valid template")
-                    .progress_chars("=> "),
-            ),
+        bar: ProgressBar::with_draw_target(
+            Some(config.progress_total() + scenarios.progress_total()),
+            ProgressDrawTarget::hidden(),
+        )
+        .with_style(
+            ProgressStyle::with_template("{elapsed:>3} [{bar:30}] {percent:>3}% {msg}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        ),
         start: Instant::now(),
         shown: AtomicBool::new(false),
     };
     let timer_ns = sim::stats::timer_overhead_ns();
     let reports = match sim::run(&config, &bar) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("simulate: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let fleet = match sim::fleet::run(&scenarios, &bar) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("simulate: {e}");
@@ -333,7 +394,11 @@ fn main() -> ExitCode {
         FormatArg::Csv => Format::Csv,
         FormatArg::Json => Format::Json,
     };
-    print!("{}", sim::report::render(format, &config, &reports, timer_ns));
+    let with = scenarios.any().then_some((&scenarios, &fleet));
+    print!(
+        "{}",
+        sim::report::render_with(format, &config, &reports, with, timer_ns)
+    );
     if let Some(path) = &args.plot {
         if let Err(e) = sim::plot::svg(path, &reports, &config.load.fleet) {
             eprintln!("simulate: {e}");
@@ -341,7 +406,8 @@ fn main() -> ExitCode {
         }
         eprintln!("simulate: wrote {}", path.display());
     }
-    let broken = sim::violations(&reports);
+    let mut broken = sim::violations(&reports);
+    broken.extend(fleet.violations());
     for v in &broken {
         eprintln!("simulate: invariant broken: {v}");
     }

@@ -1,5 +1,6 @@
 //! What a run measured, and the invariants it must keep.
 
+use super::join::JoinOutcome;
 use super::stats::Summary;
 use std::time::Duration;
 
@@ -54,6 +55,8 @@ pub struct Outcome {
     pub draining_at_end: usize,
     /// The fleet change, if the run had one and the worker was busy in time.
     pub churn: Option<ChurnOutcome>,
+    /// The joined worker's first window, if a worker joined.
+    pub join: Option<JoinOutcome>,
     /// One per millisecond or so.
     pub samples: Vec<Sample>,
 }

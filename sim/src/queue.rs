@@ -14,7 +14,8 @@ use std::sync::{Condvar, Mutex};
 pub struct Servers<T> {
     state: Mutex<State<T>>,
     ready: Condvar,
-    slots: usize,
+    /// Per worker: the jobs it serves at once.
+    slots: Vec<usize>,
 }
 
 struct State<T> {
@@ -27,8 +28,9 @@ struct State<T> {
 }
 
 impl<T> Servers<T> {
-    /// Queues for `workers` workers of `slots` slots each.
-    pub fn new(workers: usize, slots: usize) -> Self {
+    /// Queues for workers of `slots` slots each (one entry per worker).
+    pub fn new(slots: Vec<usize>) -> Self {
+        let workers = slots.len();
         Self {
             state: Mutex::new(State {
                 waiting: (0..workers).map(|_| VecDeque::new()).collect(),
@@ -44,7 +46,7 @@ impl<T> Servers<T> {
     /// waits in `w`'s queue otherwise.
     pub fn push(&self, w: usize, job: T) {
         let mut s = self.state.lock().unwrap();
-        if s.busy[w] < self.slots {
+        if s.busy[w] < self.slots[w] {
             s.busy[w] += 1;
             s.started.push_back((w, job));
             drop(s);

@@ -3,7 +3,7 @@
 use super::outcome::Outcome;
 use super::replicas::{Run, Sharing};
 use super::stats::ms;
-use super::{Config, ModeReport};
+use super::{Config, ModeReport, fleet};
 use serde_json::{Value, json};
 use std::fmt::Write;
 
@@ -20,10 +20,39 @@ pub enum Format {
 
 /// Renders `reports` (run with `config`; `timer_ns` is the clock's own cost).
 pub fn render(format: Format, config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
+    render_with(format, config, reports, None, timer_ns)
+}
+
+/// Renders `reports` and, after them, the fleet scenarios' report, if any.
+pub fn render_with(
+    format: Format,
+    config: &Config,
+    reports: &[ModeReport],
+    scenarios: Option<(&fleet::Scenarios, &fleet::Report)>,
+    timer_ns: u64,
+) -> String {
     match format {
-        Format::Table => super::table::table(config, reports, timer_ns),
-        Format::Csv => csv(reports),
-        Format::Json => serde_json::to_string_pretty(&json(config, reports, timer_ns)).expect("plain values"),
+        Format::Table => {
+            let mut o = super::table::table(config, reports, timer_ns);
+            if let Some((s, r)) = scenarios {
+                o.push_str(&fleet::table::sections(s, r, super::table::SECTIONS + 1));
+            }
+            o
+        }
+        Format::Csv => {
+            let mut o = csv(reports);
+            if let Some((_, r)) = scenarios {
+                o.push_str(&fleet::export::csv(r));
+            }
+            o
+        }
+        Format::Json => {
+            let mut v = json(config, reports, timer_ns);
+            if let Some((s, r)) = scenarios {
+                v["fleet_scenarios"] = fleet::export::json(s, r);
+            }
+            serde_json::to_string_pretty(&v).expect("plain values")
+        }
     }
 }
 

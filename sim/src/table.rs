@@ -7,6 +7,9 @@ use super::{CLASSIC_CONCURRENCY, CLASSIC_WORKERS, Config, ModeReport};
 use std::fmt::Write;
 use workerpick::DeviceKind;
 
+/// The numbered sections the table may have (the fleet scenarios' follow).
+pub const SECTIONS: usize = 6;
+
 /// Renders the table (`timer_ns` is the clock's own cost).
 pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
     let load = &config.load;

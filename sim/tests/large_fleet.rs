@@ -26,6 +26,8 @@ fn load(flat_scan: bool) -> Load {
             slots: 2,
             service: Duration::from_micros(200),
             flat_scan,
+            capacities: Vec::new(),
+            weighted: false,
         },
         concurrency: 16,
         requests: 300,
@@ -33,6 +35,7 @@ fn load(flat_scan: bool) -> Load {
         seed: 3,
         churn: None,
         sample_every: Duration::from_millis(50),
+        join: None,
     }
 }
 

@@ -26,6 +26,8 @@ fn fleet() -> Fleet {
         slots: 4,
         service: Duration::from_millis(2),
         flat_scan: false,
+        capacities: Vec::new(),
+        weighted: false,
     }
 }
 

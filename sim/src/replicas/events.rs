@@ -79,7 +79,7 @@ pub(super) fn run(
     sharing: Sharing,
 ) -> Outcome {
     let n = fleet.speeds.len();
-    assert!(replicas > 0 && n > 0 && fleet.slots > 0);
+    assert!(replicas > 0 && n > 0 && (0..n).all(|w| fleet.slots_of(w) > 0));
     assert!(u32::try_from(scenario.requests).is_ok(), "tickets are u32");
     let pools: Vec<Pool<u32>> = (0..replicas).map(|_| fleet.pool()).collect();
     for p in &pools {
@@ -95,7 +95,10 @@ pub(super) fn run(
         })
         .collect();
     // The fleet serves at most Σ slots × speed / service requests per ns.
-    let per_ns = fleet.speeds.iter().sum::<f64>() * fleet.slots as f64 / fleet.service.as_nanos() as f64;
+    let per_ns = (0..n)
+        .map(|w| fleet.slots_of(w) as f64 * fleet.speeds[w])
+        .sum::<f64>()
+        / fleet.service.as_nanos() as f64;
     let rate = scenario.utilization * per_ns;
     let mut s = State {
         scenario,
@@ -196,7 +199,7 @@ impl<'p> State<'_, 'p> {
             ticket,
             arrived: t,
         };
-        if worker.serving.len() < self.fleet.slots {
+        if worker.serving.len() < self.fleet.slots_of(w) {
             self.start(t, w, job);
         } else {
             worker.waiting.push_back(job);
