@@ -418,14 +418,23 @@ impl<'p> Run<'p> {
             return None;
         }
         let end = (joined.saturating_add(j.window.as_nanos() as u64)).min(elapsed.as_nanos() as u64);
-        let (mut fleet, mut mine) = (Vec::new(), Vec::new());
+        let (mut fleet, mut mine, mut others) = (Vec::new(), Vec::new(), Vec::new());
+        let early = joined.saturating_add(j.window.as_nanos() as u64 / 4);
+        let (mut early_requests, mut early_joined) = (0, 0);
         for (ticket, at) in self.picked_ns.iter().enumerate() {
             let at = at.load(Relaxed);
             if (joined..end).contains(&at) {
                 let us = self.latency_ns[ticket].load(Relaxed) / 1000;
                 fleet.push(us);
-                if self.served_by[ticket].load(Relaxed) == j.worker {
+                let on_it = self.served_by[ticket].load(Relaxed) == j.worker;
+                if at < early {
+                    early_requests += 1;
+                    early_joined += usize::from(on_it);
+                }
+                if on_it {
                     mine.push(us);
+                } else {
+                    others.push(us);
                 }
             }
         }
@@ -435,8 +444,11 @@ impl<'p> Run<'p> {
             window_ms: end.saturating_sub(joined) as f64 / 1e6,
             window_requests: fleet.len(),
             joined_requests: mine.len(),
+            early_requests,
+            early_joined,
             joined_latency_us: stats::summary(mine),
             fleet_latency_us: stats::summary(fleet),
+            others_latency_us: stats::summary(others),
         })
     }
 

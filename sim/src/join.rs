@@ -53,15 +53,27 @@ pub struct JoinOutcome {
     pub window_requests: usize,
     /// Of them, those picked for the worker that joined.
     pub joined_requests: usize,
+    /// Requests picked in the window's first quarter, on any worker.
+    pub early_requests: usize,
+    /// Of them, those picked for the worker that joined.
+    pub early_joined: usize,
     /// Their latencies (µs): pick, queueing and service.
     pub joined_latency_us: Summary,
     /// The latencies of every request picked in the window.
     pub fleet_latency_us: Summary,
+    /// The latencies of those picked in the window for the other workers.
+    pub others_latency_us: Summary,
 }
 
 impl JoinOutcome {
     /// The joined worker's share of the window's requests.
     pub fn share(&self) -> f64 {
         self.joined_requests as f64 / self.window_requests.max(1) as f64
+    }
+
+    /// Its share of the requests picked in the window's first quarter,
+    /// where it is coldest.
+    pub fn early_share(&self) -> f64 {
+        self.early_joined as f64 / self.early_requests.max(1) as f64
     }
 }

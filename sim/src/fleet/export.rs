@@ -71,6 +71,14 @@ pub fn csv(report: &Report) -> String {
                     "window_latency_p99_us",
                     j.fleet_latency_us.p99 as f64,
                 );
+                row(
+                    scenario,
+                    &r.mode,
+                    None,
+                    "window_others_latency_p99_us",
+                    j.others_latency_us.p99 as f64,
+                );
+                row(scenario, &r.mode, w, "first_quarter_share", j.early_share());
             }
         }
     }
@@ -100,7 +108,9 @@ fn run(x: &Outcome) -> Value {
             "joined_requests": j.joined_requests,
             "share": j.share(),
             "latency_us": latency(&j.joined_latency_us),
+            "first_quarter_share": j.early_share(),
             "fleet_latency_us": latency(&j.fleet_latency_us),
+            "others_latency_us": latency(&j.others_latency_us),
         })),
     })
 }

@@ -129,13 +129,14 @@ fn scale_up(o: &mut String, n: usize, s: &super::ScaleUp, report: &Report) {
     );
     let _ = writeln!(
         o,
-        "{:<14}{:<12}{:>10}{:>11}{:>11}{:>12}{:>11}",
+        "{:<14}{:<12}{:>10}{:>11}{:>11}{:>11}{:>12}{:>11}",
         "mode",
         "slow start",
         format!("w{w} share"),
+        format!("1st {:.0} ms", window / 4.0),
         format!("w{w} p50"),
         format!("w{w} p99"),
-        "fleet p99",
+        "others p99",
         format!("w{w} peak")
     );
     for r in &report.scale_up {
@@ -150,11 +151,12 @@ fn scale_up(o: &mut String, n: usize, s: &super::ScaleUp, report: &Report) {
                 Some(j) => {
                     let _ = writeln!(
                         o,
-                        "{mode:<14}{label:<12}{:>9.1}%{:>8.2} ms{:>8.2} ms{:>9.2} ms{:>11}",
+                        "{mode:<14}{label:<12}{:>9.1}%{:>10.1}%{:>8.2} ms{:>8.2} ms{:>9.2} ms{:>11}",
                         j.share() * 100.0,
+                        j.early_share() * 100.0,
                         j.joined_latency_us.p50 as f64 / 1e3,
                         j.joined_latency_us.p99 as f64 / 1e3,
-                        j.fleet_latency_us.p99 as f64 / 1e3,
+                        j.others_latency_us.p99 as f64 / 1e3,
                         x.workers[w as usize].peak_in_flight
                     );
                 }
@@ -166,20 +168,23 @@ fn scale_up(o: &mut String, n: usize, s: &super::ScaleUp, report: &Report) {
     }
     let _ = writeln!(
         o,
-        "(share: of the requests picked in the window; peak: the most w{w} held at once, serving and queued.)"
+        "(share: of the requests picked in the window, and in its first quarter; others: the warm workers'\n\
+         requests in the window; peak: the most w{w} held at once, serving and queued.)"
     );
     for r in &report.scale_up {
         if let (Some(off), Some(on)) = r.windows() {
             let ratio = |j: &crate::join::JoinOutcome| {
-                j.joined_latency_us.p99 as f64 / j.fleet_latency_us.p99.max(1) as f64
+                j.joined_latency_us.p99 as f64 / j.others_latency_us.p99.max(1) as f64
             };
             let _ = writeln!(
                 o,
-                "- {}: w{w} took {:.1}% of the window's requests without slow start, {:.1}% with it; its p99 was\n  \
-                 {:.1}x the fleet's without, {:.1}x with.",
+                "- {}: w{w} took {:.1}% of the window's requests without slow start ({:.1}% of its first quarter),\n  \
+                 {:.1}% with it ({:.1}%); its p99 was {:.1}x the warm workers' without, {:.1}x with.",
                 r.mode,
                 off.share() * 100.0,
+                off.early_share() * 100.0,
                 on.share() * 100.0,
+                on.early_share() * 100.0,
                 ratio(off),
                 ratio(on)
             );

@@ -46,7 +46,7 @@ pub struct WeightedRun {
 }
 
 impl Weighted {
-    /// Capacities 4:2:1:1 at 2 slots per unit (16 slots), 12 requests in
+    /// Capacities 4:2:1:1 at 8 slots per unit (64 slots), 48 requests in
     /// flight (3/4 of them); the modes of `modes` that have a weighted rule.
     pub fn new(
         service: Duration,
@@ -57,9 +57,9 @@ impl Weighted {
     ) -> Result<Self, String> {
         Ok(Self {
             capacities: vec![4, 2, 1, 1],
-            slots: 2,
+            slots: 8,
             service,
-            concurrency: 12,
+            concurrency: 48,
             requests,
             threads,
             seed,
