@@ -84,7 +84,9 @@ fn negative_numbers_are_refused_by_name() {
 
 /// A quick run of `args` (each test gives `--requests` and `--bursts`); its table.
 fn table(args: &[&str]) -> String {
-    let base = ["--service-ms", "0.2"];
+    // The fleet scenarios have tests of their own (tests/fleet.rs, and the
+    // last test here).
+    let base = ["--service-ms", "0.2", "--no-fleet-scenarios"];
     let args: Vec<&str> = base.iter().chain(args).copied().collect();
     let (code, stdout, stderr, _) = simulate(&args);
     assert_eq!(code, Some(0), "{args:?}: {stderr}");
@@ -157,4 +159,58 @@ fn the_replica_scenario_runs_for_load_aware_modes_and_can_be_skipped() {
     assert!(!out.contains("== 6)"), "{out}");
     let out = with(&["--modes", "random", "--replica-requests", "400"]);
     assert!(!out.contains("== 6)"), "{out}");
+}
+
+#[test]
+fn fleet_scenarios_it_cannot_run_are_refused() {
+    refused(&["--scale-up-ms", "-1"], "--scale-up-ms");
+    refused(&["--scale-up-ms", "1e9"], "--scale-up-ms");
+    refused(&["--fleet-requests", "1000000000000"], "--fleet-requests");
+    // Too many requests to last the window at this service time.
+    refused(
+        &["--service-ms", "0.00001", "--scale-up-ms", "60000"],
+        "--scale-up-ms",
+    );
+}
+
+#[test]
+fn the_fleet_scenarios_follow_the_report_and_can_be_skipped() {
+    let args = [
+        "--service-ms",
+        "0.5",
+        "-n",
+        "40",
+        "--bursts",
+        "2",
+        "--replica-requests",
+        "0",
+        "--scale-up-ms",
+        "40",
+    ];
+    let run = |extra: &[&str]| {
+        let args = [&args[..], extra].concat();
+        let (code, stdout, stderr, _) = simulate(&args);
+        assert_eq!(code, Some(0), "{args:?}: {stderr}");
+        stdout
+    };
+    let out = run(&["--modes", "least-loaded", "--fleet-requests", "400"]);
+    assert!(out.contains("== 7) Weighted fleet"), "{out}");
+    assert!(out.contains("== 8) Scale-up: w4 joins"), "{out}");
+    assert!(out.contains("least-loaded: w4 took"), "{out}");
+    // Random has a weighted rule but no load for slow start to hold back.
+    let out = run(&["--modes", "random", "--fleet-requests", "400"]);
+    assert!(
+        out.contains("== 7) Weighted fleet") && !out.contains("Scale-up"),
+        "{out}"
+    );
+    let out = run(&["--modes", "least-loaded", "--no-fleet-scenarios"]);
+    assert!(
+        !out.contains("Weighted fleet") && !out.contains("Scale-up"),
+        "{out}"
+    );
+    let out = run(&["--modes", "least-loaded", "--fleet-requests", "0"]);
+    assert!(
+        !out.contains("Weighted fleet") && out.contains("== 7) Scale-up"),
+        "{out}"
+    );
 }
