@@ -3,7 +3,7 @@
 //! to the fleet.
 //!
 //! ```text
-//! cargo run --release -p workerpick-sim              # every mode, ~10 s
+//! cargo run --release -p workerpick-sim              # every mode, ~12 s
 //! cargo run --release -p workerpick-sim -- --help    # the knobs
 //! cargo run --release -p workerpick-sim -- --modes least-loaded,random --plot load.svg
 //! ```
@@ -21,7 +21,9 @@ use workerpick::DeviceKind;
 
 /// Sends requests from real router threads through each workerpick mode to a
 /// simulated fleet, and reports per mode: throughput, latency, per-worker load,
-/// a mid-run fleet change, and the classic 8/8/8/8 check.
+/// a mid-run fleet change, and the classic 8/8/8/8 check; then two
+/// heterogeneous-fleet scenarios: capacity weights on a 4:2:1:1 fleet, and a
+/// cold worker joining with and without slow start.
 #[derive(Parser, Debug)]
 #[command(version, allow_negative_numbers = true)]
 struct Args {
@@ -94,7 +96,7 @@ struct Args {
     #[arg(long)]
     no_fleet_scenarios: bool,
     /// Requests per run in the weighted-fleet scenario (0 skips it).
-    #[arg(long, default_value_t = 2400)]
+    #[arg(long, default_value_t = 6000)]
     fleet_requests: usize,
     /// The scale-up scenario's window, in ms: the newcomer's warm-up and its
     /// slow start (0 skips it).

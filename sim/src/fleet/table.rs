@@ -21,6 +21,15 @@ pub fn sections(scenarios: &Scenarios, report: &Report, first: usize) -> String 
     {
         scale_up(&mut o, n, s, report);
     }
+    if !report.weighted.is_empty() || !report.scale_up.is_empty() {
+        let broken = report.violations();
+        if broken.is_empty() {
+            o.push_str("- Invariants held in these runs too: every request served once, every in-flight count back to 0.\n");
+        }
+        for v in broken {
+            let _ = writeln!(o, "- BROKEN: {v}");
+        }
+    }
     o
 }
 
@@ -107,6 +116,13 @@ fn weighted(o: &mut String, n: usize, w: &super::Weighted, report: &Report) {
         best_off * 100.0,
         off * 100.0
     );
+    if report.weighted.iter().any(|r| r.mode == "power-of-two") {
+        let _ = writeln!(
+            o,
+            "- Power-of-two draws its two candidates uniformly: w0 is one of them in only half the picks, so\n  \
+             it gets its half of the requests only by winning every draw it is in, and falls a few points short."
+        );
+    }
 }
 
 fn scale_up(o: &mut String, n: usize, s: &super::ScaleUp, report: &Report) {
