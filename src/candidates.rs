@@ -34,11 +34,17 @@ impl<'a> Candidates<'a> {
             hits.check_pool(pool_id)?;
         }
         match request.mask {
-            None => Ok(Candidates::Fresh {
-                slots: &set.members,
-                lanes: if set.dense { None } else { Some(&set.excluded) },
-            }),
+            None => Ok(Self::whole(set)),
             Some(mask) => Self::masked(set, pool_id, mask),
+        }
+    }
+
+    /// The whole set.
+    #[inline(always)]
+    pub(crate) fn whole(set: &'a SetView) -> Self {
+        Candidates::Fresh {
+            slots: &set.members,
+            lanes: if set.dense { None } else { Some(&set.excluded) },
         }
     }
 

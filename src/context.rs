@@ -100,7 +100,7 @@ pub struct Context<'a> {
     pub(crate) candidates: Candidates<'a>,
     pub(crate) masked: bool,
     pub(crate) rng: &'a mut Rng,
-    intent: Intent,
+    pub(crate) intent: Intent,
     pub(crate) request: &'a Request<'a>,
     pub(crate) backend: Kernel,
     #[cfg(test)]

@@ -16,6 +16,9 @@ use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
 pub struct Kernel(Backend);
 
 impl Kernel {
+    /// The portable scan, which every CPU runs.
+    pub(crate) const SCALAR: Kernel = Kernel(Backend::Scalar);
+
     /// `backend` if this CPU runs it, else scalar.
     #[inline]
     pub fn of(backend: Backend) -> Kernel {

@@ -7,8 +7,17 @@ use super::Weights;
 use super::least::{LeastRatio, Ratio};
 use crate::candidates::Candidates;
 use crate::context::{Context, Slot};
-use crate::scan::{self, Least, Weighting};
+use crate::scan::{self, Kernel, Least, Weighting};
 use crate::sync::atomic::Ordering::Relaxed;
+
+/// What an out-of-line path reads of the context (see `Context::detached`).
+#[derive(Clone, Copy)]
+enum Walk {
+    /// Candidates and health only: no lanes, no scan.
+    Health,
+    /// Everything.
+    Full,
+}
 
 /// Draws or tickets a pick tries before it takes the linear path.
 const TRIES: u32 = 8;
@@ -18,6 +27,62 @@ impl<'a> Context<'a> {
     #[inline(always)]
     pub(crate) fn weights(&self) -> Option<&'a Weights> {
         self.set.weights.as_deref()
+    }
+
+    /// Runs an out-of-line path `f` on a copy of this context, and names the
+    /// slot it returns. Handing `&mut self` to a call that is not inlined
+    /// would keep the whole context in memory on the hot path too (a dozen
+    /// stores per pick); the copy is made only where `f` is called. Paths
+    /// that only walk the candidates and read health (`Walk::Health`) get a
+    /// copy without the scan's lanes and backend, which the hot path then
+    /// need not load at all.
+    #[inline(always)]
+    fn detached<'b>(
+        &'b mut self,
+        walk: Walk,
+        f: impl FnOnce(&mut Context<'b>) -> Option<u32>,
+    ) -> Option<Slot<'a>> {
+        // Field by field: the copy borrows `rng` for 'b, the rest is shared.
+        let Context {
+            set,
+            counters,
+            reports,
+            candidates,
+            masked,
+            ref mut rng,
+            intent,
+            request,
+            backend,
+            #[cfg(test)]
+            ref reads,
+        } = *self;
+        let (candidates, backend) = match (walk, candidates) {
+            (Walk::Health, Candidates::Fresh { slots, .. }) => {
+                (Candidates::Fresh { slots, lanes: None }, Kernel::SCALAR)
+            }
+            (Walk::Health, stale) => (stale, Kernel::SCALAR),
+            // Derived again here, so that an unmasked pick's hot path does
+            // not compute the lanes only this copy reads.
+            (Walk::Full, _) if !masked => (Candidates::whole(set), backend),
+            (Walk::Full, c) => (c, backend),
+        };
+        let mut cx = Context {
+            set,
+            counters,
+            reports,
+            candidates,
+            masked,
+            rng,
+            intent,
+            request,
+            backend,
+            #[cfg(test)]
+            reads: core::cell::Cell::new(reads.get()),
+        };
+        let slot = f(&mut cx);
+        #[cfg(test)]
+        reads.set(cx.reads.get());
+        slot.map(Slot::new)
     }
 
     /// Whether `slot`, a worker of the set, is healthy.
@@ -51,14 +116,14 @@ impl<'a> Context<'a> {
         if !self.reports.health.any() || self.healthy(slot.index()) {
             return Some(slot);
         }
-        self.healthy_draw(slot)
+        self.detached(Walk::Health, |cx| cx.healthy_draw(slot.index()).map(Slot::index))
     }
 
     /// Random's path when `first` is unhealthy: more draws, then the next
     /// healthy candidate after `first`'s draw in set order; `first` when
     /// none is healthy.
     #[cold]
-    fn healthy_draw(&mut self, first: Slot<'a>) -> Option<Slot<'a>> {
+    fn healthy_draw(&mut self, first: u32) -> Option<Slot<'a>> {
         let n = self.len() as u32;
         for _ in 0..TRIES {
             let i = self.rng.below(n) as usize;
@@ -68,7 +133,7 @@ impl<'a> Context<'a> {
             }
         }
         let from = self.rng.below(n) as usize;
-        self.next_healthy(from).or(Some(first))
+        self.next_healthy(from).or(Some(Slot::new(first)))
     }
 
     /// The first healthy candidate at or after position `from` (wrapping).
@@ -91,6 +156,13 @@ impl<'a> Context<'a> {
         if self.acceptable(slot) {
             return Some(Slot::new(slot));
         }
+        self.detached(Walk::Full, |cx| cx.weighted_random_again(w).map(Slot::index))
+    }
+
+    /// Weighted random's path when the first draw is not acceptable: more
+    /// draws, then the linear draw.
+    #[cold]
+    fn weighted_random_again(&mut self, w: &'a Weights) -> Option<Slot<'a>> {
         for _ in 1..TRIES {
             let slot = w.alias.pick(self.rng.next_u64())?;
             if self.acceptable(slot) {
@@ -150,7 +222,9 @@ impl<'a> Context<'a> {
             return Some(slot);
         }
         // The next healthy candidate in order.
-        self.next_healthy(ticket % n).or(Some(slot))
+        let first = ticket % n;
+        self.detached(Walk::Health, |cx| cx.next_healthy(first).map(Slot::index))
+            .or(Some(slot))
     }
 
     /// Weighted round-robin: the schedule's candidate for `ticket`; if it is
@@ -167,13 +241,15 @@ impl<'a> Context<'a> {
         // The stride schedule walks tickets until one has a turn: a few for
         // any ordinary spread of capacities; bounded, then a weighted draw.
         let Some(i) = w.schedule.pick(ticket, next, 1024) else {
-            return self.linear_weighted(w);
+            return self.detached(Walk::Full, |cx| cx.linear_weighted(w).map(Slot::index));
         };
         let slot = *members.get(i)?;
         if self.acceptable(slot) {
             return Some(Slot::new(slot));
         }
-        self.weighted_round_robin_skip(w, ticket)
+        self.detached(Walk::Full, |cx| {
+            cx.weighted_round_robin_skip(w, ticket).map(Slot::index)
+        })
     }
 
     #[cold]
