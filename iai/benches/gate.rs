@@ -21,7 +21,7 @@ use std::hint::black_box;
 use workerpick::scan::Backend;
 use workerpick::{
     DEFAULT_MAX_WORKERS, Eligibility, Handle, LeastLoaded, Pool, PowerOfTwo, Random, Request, Rng,
-    RoundRobin, Selector, Summary,
+    RoundRobin, Selector, Summary, WorkerInfo,
 };
 
 /// Operations per benchmark: enough to average over the random paths, few
@@ -86,6 +86,10 @@ enum Op {
     /// `Reserve` with the same load reported for every worker (folded into the
     /// counters: the pick is the same as without).
     ReserveReported,
+    /// `Select` over workers of capacities 4:2:1:1 repeated.
+    SelectWeighted,
+    /// `Reserve` over workers of capacities 4:2:1:1 repeated.
+    ReserveWeighted,
 }
 
 enum Scan {
@@ -113,7 +117,15 @@ struct Case {
 fn case(mode: Mode, op: Op, workers: u32, scan: Scan) -> Case {
     // Large fleets: a pool sized past the default limit, which keeps the
     // per-block bounds of the summarised least-loaded pick.
-    let pool = if workers >= 10_000 {
+    let pool = if let Op::SelectWeighted | Op::ReserveWeighted = op {
+        let pool = Pool::new();
+        for w in 0..workers {
+            let capacity = [4, 2, 1, 1][w as usize % 4];
+            pool.insert_with(w, WorkerInfo::new().capacity(capacity))
+                .expect("a valid worker");
+        }
+        pool
+    } else if workers >= 10_000 {
         let limit = (workers as usize)
             .next_power_of_two()
             .max(2 * DEFAULT_MAX_WORKERS);
@@ -181,12 +193,12 @@ fn run_with<S: Selector>(
     ops: u32,
 ) {
     match op {
-        Op::Select => {
+        Op::Select | Op::SelectWeighted => {
             for _ in 0..ops {
                 black_box(handle.select(black_box(selector)).ok());
             }
         }
-        Op::Reserve | Op::ReserveFewTies | Op::ReserveReported => {
+        Op::Reserve | Op::ReserveFewTies | Op::ReserveReported | Op::ReserveWeighted => {
             for _ in 0..ops {
                 black_box(handle.reserve(black_box(selector)).ok().map(|r| *r.worker()));
             }
@@ -255,6 +267,13 @@ fn run_with<S: Selector>(
 #[bench::round_robin_select_dyn_8(args = (Mode::RoundRobin, Op::SelectDyn, 8, Scan::Detected), setup = case, config = budget("round_robin_select_dyn_8"))]
 #[bench::power_of_two_select_dyn_8(args = (Mode::PowerOfTwo, Op::SelectDyn, 8, Scan::Detected), setup = case, config = budget("power_of_two_select_dyn_8"))]
 #[bench::least_loaded_select_dyn_8(args = (Mode::LeastLoaded, Op::SelectDyn, 8, Scan::Detected), setup = case, config = budget("least_loaded_select_dyn_8"))]
+#[bench::random_select_weighted_1024(args = (Mode::Random, Op::SelectWeighted, 1024, Scan::Detected), setup = case, config = budget("random_select_weighted_1024"))]
+#[bench::random_reserve_weighted_1024(args = (Mode::Random, Op::ReserveWeighted, 1024, Scan::Detected), setup = case, config = budget("random_reserve_weighted_1024"))]
+#[bench::round_robin_select_weighted_1024(args = (Mode::RoundRobin, Op::SelectWeighted, 1024, Scan::Detected), setup = case, config = budget("round_robin_select_weighted_1024"))]
+#[bench::round_robin_reserve_weighted_1024(args = (Mode::RoundRobin, Op::ReserveWeighted, 1024, Scan::Detected), setup = case, config = budget("round_robin_reserve_weighted_1024"))]
+#[bench::power_of_two_reserve_weighted_1024(args = (Mode::PowerOfTwo, Op::ReserveWeighted, 1024, Scan::Detected), setup = case, config = budget("power_of_two_reserve_weighted_1024"))]
+#[bench::least_loaded_reserve_weighted_8(args = (Mode::LeastLoaded, Op::ReserveWeighted, 8, Scan::Detected), setup = case, config = budget("least_loaded_reserve_weighted_8"))]
+#[bench::least_loaded_reserve_weighted_1024(args = (Mode::LeastLoaded, Op::ReserveWeighted, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_weighted_1024"))]
 fn pick(mut case: Case) -> Case {
     run(&mut case, OPS);
     // Returned, not dropped: the teardown stays outside the measured region.
