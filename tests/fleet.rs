@@ -187,6 +187,26 @@ fn power_of_two_weighs_load_by_capacity() {
     assert_eq!(*r.worker(), 0);
 }
 
+/// Held reservations pile up in proportion to capacity: the big worker is
+/// drawn in proportion to its capacity, so it is in enough pairs to take its
+/// share (uniform draws put a capacity-8 worker of 8:1:1:1 in only half the
+/// pairs, which caps it at half the load, not its 8/11).
+#[test]
+fn power_of_two_fills_in_proportion_to_capacity() {
+    let caps = [8, 1, 1, 1];
+    let pool = weighted(&caps);
+    let mut h = pool.handle();
+    let held: Vec<_> = (0..11_000)
+        .map(|_| h.reserve(&PowerOfTwo::new()).unwrap())
+        .collect();
+    for (i, &c) in caps.iter().enumerate() {
+        let load = f64::from(pool.in_flight(&(i as u32)).unwrap());
+        let want = 1000.0 * f64::from(c);
+        assert!((load - want).abs() <= 0.02 * want, "worker {i}: {load} of {want}");
+    }
+    drop(held);
+}
+
 #[test]
 fn capacities_change_at_run_time() {
     let pool = weighted(&[1, 1]);

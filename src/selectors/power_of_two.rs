@@ -4,9 +4,11 @@ use crate::selectors::{Builtin, Configure};
 use crate::weights::least::Ratio;
 
 /// Power of two choices: two distinct uniform candidates, the less loaded wins
-/// (the first on a tie). In a weighted pool "less loaded" is the smaller
-/// `(load + r) / capacity`, `r` the request's weight, compared exactly. Reservations book it with a compare-and-swap that
-/// checks the load it compared.
+/// (the first on a tie). In a weighted pool the two are drawn in proportion
+/// to capacity (still distinct) and "less loaded" is the smaller
+/// `(load + r) / capacity`, `r` the request's weight, compared exactly.
+/// Reservations book it with a compare-and-swap that checks the load it
+/// compared.
 ///
 /// Draws: `a` over n, then `b = (a + 1 + draw over n - 1) mod n`, so `a != b`;
 /// n = 1 uses one draw.
@@ -40,16 +42,23 @@ impl Selector for PowerOfTwo {
         if n == 0 {
             return None;
         }
-        let a = cx.rng().below(n);
-        let slot_a = cx.candidate(a as usize)?;
+        let (slot_a, slot_b) = match cx.weights() {
+            // Weights exist only with two or more distinct capacities.
+            Some(w) if !cx.is_masked() => cx.weighted_pair(w)?,
+            _ => {
+                let a = cx.rng().below(n);
+                let slot_a = cx.candidate(a as usize)?;
+                if n == 1 {
+                    let load_a = cx.load(slot_a);
+                    return Some(Choice::validated(slot_a, load_a));
+                }
+                // a + 1 + draw < 2n, so one subtraction replaces `% n` (a division).
+                let b = a + 1 + cx.rng().below(n - 1);
+                let b = if b >= n { b - n } else { b };
+                (slot_a, cx.candidate(b as usize)?)
+            }
+        };
         let load_a = cx.load(slot_a);
-        if n == 1 {
-            return Some(Choice::validated(slot_a, load_a));
-        }
-        // a + 1 + draw < 2n, so one subtraction replaces `% n` (a division).
-        let b = a + 1 + cx.rng().below(n - 1);
-        let b = if b >= n { b - n } else { b };
-        let slot_b = cx.candidate(b as usize)?;
         let load_b = cx.load(slot_b);
         let a_wins = match cx.weights() {
             // (load + r) / capacity, compared exactly.

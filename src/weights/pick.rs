@@ -172,6 +172,30 @@ impl<'a> Context<'a> {
         self.linear_weighted(w)
     }
 
+    /// Power-of-two's pair in a weighted, unmasked pick: two draws in
+    /// proportion to capacity, so that a large worker is in enough pairs to
+    /// take its share (uniform draws put a worker in at most 2/n of them,
+    /// whatever its capacity). A second draw that meets the first is drawn
+    /// again, then replaced by a uniform candidate other than the first: the
+    /// two are always distinct, as unweighted.
+    #[inline(always)]
+    pub(crate) fn weighted_pair(&mut self, w: &'a Weights) -> Option<(Slot<'a>, Slot<'a>)> {
+        let a = w.alias.pick(self.rng.next_u64())?;
+        let mut b = w.alias.pick(self.rng.next_u64())?;
+        if b == a {
+            b = w.alias.pick(self.rng.next_u64())?;
+            if b == a {
+                let n = self.len();
+                let i = self.rng.below(n as u32) as usize;
+                b = self.candidate(i)?.index();
+                if b == a {
+                    b = self.candidate((i + 1) % n)?.index();
+                }
+            }
+        }
+        Some((Slot::new(a), Slot::new(b)))
+    }
+
     /// One draw by capacity over the healthy candidates (all of them when
     /// none is healthy).
     #[cold]

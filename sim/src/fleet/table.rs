@@ -116,13 +116,6 @@ fn weighted(o: &mut String, n: usize, w: &super::Weighted, report: &Report) {
         best_off * 100.0,
         off * 100.0
     );
-    if report.weighted.iter().any(|r| r.mode == "power-of-two") {
-        let _ = writeln!(
-            o,
-            "- Power-of-two draws its two candidates uniformly: w0 is one of them in only half the picks, so\n  \
-             it gets its half of the requests only by winning every draw it is in, and falls a few points short."
-        );
-    }
 }
 
 fn scale_up(o: &mut String, n: usize, s: &super::ScaleUp, report: &Report) {
