@@ -35,7 +35,8 @@
 /// | what a selector sees | `context.rs` ([`Context`](crate::Context), [`Slot`](crate::Slot), [`Intent`](crate::Intent), the shared minimum/ties/draw rule), `candidates.rs` (the whole set or a resolved eligibility mask) |
 /// | the scan | `scan/` |
 /// | per-request inputs | `request.rs`, `eligibility.rs` |
-/// | the pool | `pool.rs` (the set's owner and inspection), `membership.rs` (membership changes, slot reuse) |
+/// | the pool | `pool.rs` (the set's owner and inspection), `membership.rs` (membership changes, slot reuse), `fleet/` (health, draining, slow start and their pool methods) |
+/// | weights | `weights/` (the tables a snapshot builds from capacities, and the weighted picks) |
 /// | the set | `snapshot.rs`, `remap.rs` |
 /// | storage | `storage/counters.rs` (in-flight counters), `storage/keys.rs` (slot keys, pins), `storage/mod.rs` (slots and bookings) |
 /// | primitives | `sync.rs` (every loom difference), `rng.rs` |
@@ -352,6 +353,70 @@
 /// tests: `tests/reported.rs`; the fuzz op model folds reports into its counts;
 /// the allocation test runs with reported load present.
 ///
+/// # Heterogeneous fleets
+/// Workers declare a capacity ([`WorkerInfo::capacity`](crate::WorkerInfo::capacity),
+/// 1 to [`MAX_CAPACITY`](crate::MAX_CAPACITY), default 1;
+/// [`Pool::set_capacity`](crate::Pool::set_capacity) changes it at run time).
+/// The writer builds weight tables with each snapshot from the members'
+/// effective capacities (reduced by their common divisor, scaled by slow
+/// start) and builds none when they are all equal: an unweighted pool pays one
+/// `Option` test per pick and draws exactly as before. The rules, beside the
+/// unweighted ones (`c` a worker's capacity, `r` the request's weight):
+///
+/// | mode | unweighted | weighted | weighted cost |
+/// |---|---|---|---|
+/// | random | uniform draw | P(i) = c_i / Σc: Walker's alias table (`weights::alias`), one draw and one comparison | O(1) |
+/// | round-robin | `ticket mod n` | smooth: the period of Σc tickets holds c_i turns of worker i, spread evenly (`weights::schedule`); a worker's turns never run longer than ⌈c_i / min c⌉ in a row | O(1) per ticket while Σc ≤ max(2^16, 16n) (the period as a list); a bounded walk of tickets past that |
+/// | power-of-two | the less loaded of two distinct uniform draws | two distinct draws in proportion to `c` (the alias table), the less `(load + r) / c` by 64-bit cross-multiplication (uniform draws would put a worker in at most 2/n of the pairs, too few for a large one) | two alias draws for one uniform pair |
+/// | least-loaded | SIMD min over the counters | the least `(load + r) / c`, exactly: the SIMD scan over per-lane scores `(load + r) · L / c_i`, `L` the capacities' lcm (`weights::scale`, `scan::least_weighted`), ties uniform | one multiply per lane; exact scalar path when `L > 2^16` or the least score is clamped |
+/// | device-aware | groups by cache hits, least loaded within | unweighted (see [`limitations`]) | — |
+///
+/// A least score at or below `u32::MAX − L` was computed without clamping,
+/// so the scan's answer is exact; the counter it names is read again and its
+/// score recomputed before the compare-and-swap books from that load.
+///
+/// **Health.** [`Pool::set_healthy`](crate::Pool::set_healthy) adds
+/// [`UNHEALTHY_LOAD`](crate::UNHEALTHY_LOAD) (2^31) to the worker's counter
+/// and records it per slot beside the counter, as reported load is: no new
+/// snapshot, no change to any pick path. The load-aware modes pass the worker
+/// over in the comparison they already make; random and round-robin test one
+/// pool-wide count of marked workers and, only while it is non-zero, the
+/// chosen worker's mark (further draws, then the next healthy worker). When
+/// every candidate is unhealthy, picks go to all of them (Envoy's panic
+/// routing: a health signal that marks the whole fleet down is more likely
+/// wrong than the fleet). The pool's own views (`in_flight`, `loads`,
+/// summaries) subtract the mark. Transitions take the report lock; marking a
+/// worker that is already marked is one hash lookup and one load, so an
+/// outlier detector can call it on every failed request.
+///
+/// **Draining.** [`Pool::drain`](crate::Pool::drain) publishes a snapshot in
+/// which the worker stays in the index (its reservations, retargets and
+/// `in_flight` keep working) but is no candidate: its lane is excluded in the
+/// scan, it is out of the member list every mode draws from, and masks built
+/// before the drain are filtered against the set's members. `reserve_worker`
+/// refuses it with [`Error::Draining`](crate::Error::Draining).
+/// [`Pool::drained`](crate::Pool::drained) is a poll: the caller that drains
+/// a worker is a control loop that already ticks (it will remove the worker
+/// next), a callback would run on the thread of whichever release came last
+/// (a request's hot path), and a future would tie the crate to a runtime.
+///
+/// **Slow start.** [`Pool::set_slow_start`](crate::Pool::set_slow_start)
+/// ramps a joining or resumed worker's effective capacity over a window with
+/// Envoy's curve, `max((t / window)^(1/aggression), min_weight_percent)`, in
+/// eighths (so `L` stays small for the scan). The ramp is only effective
+/// capacity: a pool whose workers are all of capacity 1 becomes weighted
+/// while one ramps. A step is published by the writer when it changes the set,
+/// or by the first reservation that finds it due (one in 1024 per thread reads
+/// the clock while a ramp runs; it only `try_lock`s the writer), or by
+/// [`Pool::advance_slow_start`](crate::Pool::advance_slow_start).
+///
+/// Tests: `tests/fleet.rs` (proportions over 10^6 picks within 1 %, run
+/// bounds, exact water-filling under threads, health in every mode, draining,
+/// the ramp's shares); loom `fleet`; the fuzz op model (capacity, health,
+/// drain and resume ops); `scan` tests hold the weighted kernels to a 64-bit
+/// oracle and to scalar draw for draw; the simulator's weighted-fleet and
+/// scale-up scenarios (in its default run, with tests on their shares).
+///
 /// # Loom builds
 /// Everything that differs under `--cfg loom` is in the crate-private `sync`
 /// module: loom's atomics, `Arc`, `Mutex` and `UnsafeCell`; a mutex model of
@@ -368,6 +433,8 @@
 /// | growth loses no decrement | loom `growth`, tests `churn` |
 /// | per-block bounds stay below the counters; summarised picks exact, uniform, honour holes | loom `summary` (`summary_race`, `summary_bookings`, `summary_growth`), tests `summarised` |
 /// | a retarget moves one booking | loom `retarget`, tests `accounting` |
+/// | capacity, health and drain changes racing picks leak no count; marked or draining workers are not picked | loom `fleet`, tests `fleet`, fuzz `ops` |
+/// | weighted shares, smoothness, exact weighted least-loaded | tests `fleet`, unit tests in `weights`, weighted `scan` tests |
 /// | round-robin tickets distinct, preview free | loom `round_robin`, unit tests in `selectors` |
 /// | each mode's rule and draws | unit tests in `selectors` against a sequential reference; tests `device_aware` |
 /// | SIMD kernels equal the scalar reference | unit and property tests in `scan`, fuzz `scan` (reads past a slice fault) |
@@ -439,6 +506,28 @@ pub mod design {}
 ///   one compare-and-swap: a summary in which every one of n workers changed
 ///   costs at least n of them, about twice an unchanged one (BENCHMARKS.md,
 ///   "Reported load").
+/// - Capacities weigh random, round-robin, power-of-two and least-loaded;
+///   device-aware ignores them (its groups are by cache hits, and within a
+///   group it picks the least loaded, unweighted).
+/// - Weighted least-loaded takes the SIMD scan only when the least common
+///   multiple `L` of the (gcd-reduced, slow-start-scaled) capacities is at
+///   most 2^16, and only while the least `(load + r) · L / c` fits 32 bits;
+///   otherwise (capacities such as 1 000, 999 and 997, or loads within a
+///   factor `L` of `u32::MAX`) it scans in scalar code, exactly, at about the
+///   cost of the scalar backend. Large pools' per-block bounds are not used by
+///   weighted picks (they scan flat).
+/// - Weighted round-robin keeps its schedule as a list of Σc entries (4 bytes
+///   each) while Σc ≤ max(2^16, 16n); past that it walks tickets by a stride
+///   rule, a few per pick for ordinary spreads, bounded, then one weighted
+///   draw.
+/// - A slow-start step publishes a new snapshot (O(n) for the writer, as any
+///   membership change); a pool nobody writes to publishes it from a
+///   reservation that finds it due, so a pool that only selects (never
+///   reserves) needs [`Pool::advance_slow_start`](crate::Pool::advance_slow_start)
+///   called now and then.
+/// - An unhealthy worker's counter carries `2^31` beside its bookings, so it
+///   takes bookings only up to `u32::MAX − 2^31`, and a worker whose counter
+///   is already within `2^31` of `u32::MAX` gets a smaller mark.
 /// - The AVX-512 kernel (the default on AVX-512 CPUs) runs in the unit tests
 ///   only where the test machine has AVX-512. So that every CI host tests it,
 ///   the repository's `ci/avx512.sh` builds its source files alone (the
