@@ -611,6 +611,67 @@ fn reported_table(d: &Data) -> String {
     grid(d, "pool", &rows, &cols)
 }
 
+/// Heterogeneous fleets (issue 18): each mode over capacities 4:2:1:1 beside
+/// the same pool unweighted, select and reserve + release, worker read.
+fn weighted_table(d: &Data) -> String {
+    let mut rows = Vec::new();
+    for m in ["random", "round-robin", "power-of-two", "least-loaded"] {
+        for n in [8, 1024, 10_000] {
+            rows.push(row(format!("{m}/{n}"), &[("m", &m), ("n", &n)]));
+        }
+    }
+    let p = |op: &str, how: &str| format!("weighted-{{m}}/{{n}}/{op}/{how}");
+    let cols = [
+        ns_col("select, weighted", &p("select", "workerpick-handle")),
+        ns_col("select, unweighted", &p("select", "workerpick-unweighted")),
+        ratio_col("÷ unweighted", 0, 1),
+        ns_col("reserve, weighted", &p("reserve", "workerpick-handle")),
+        ns_col("reserve, unweighted", &p("reserve", "workerpick-unweighted")),
+        ratio_col("÷ unweighted", 3, 4),
+    ];
+    grid(d, "mode/workers", &rows, &cols)
+}
+
+/// The weighted least-loaded scan beside the plain one, per backend.
+fn weighted_scan_table(d: &Data) -> String {
+    let rows: Vec<Row> = [8, 1024, 10_000]
+        .iter()
+        .map(|n| row(n.to_string(), &[("n", n)]))
+        .collect();
+    let mut cols = Vec::new();
+    for (i, b) in d.backends().iter().enumerate() {
+        cols.push(ns_col(
+            &format!("`{b}` plain"),
+            &format!("weighted-scan/{{n}}/least/{b}"),
+        ));
+        cols.push(ns_col(
+            &format!("`{b}` weighted"),
+            &format!("weighted-scan/{{n}}/least-weighted/{b}"),
+        ));
+        cols.push(ratio_col("÷ plain", 3 * i + 1, 3 * i));
+    }
+    grid(d, "lanes", &rows, &cols)
+}
+
+/// Health transitions: mark + unmark, and marking a marked worker again.
+fn health_table(d: &Data) -> String {
+    let rows: Vec<Row> = [8, 1024]
+        .iter()
+        .map(|n| row(format!("{n} workers"), &[("n", n)]))
+        .collect();
+    let cols = [
+        ns_col(
+            "mark unhealthy + mark healthy",
+            "health/{n}/mark-unmark/workerpick-handle",
+        ),
+        ns_col(
+            "mark an unhealthy worker again",
+            "health/{n}/mark-again/workerpick-handle",
+        ),
+    ];
+    grid(d, "pool", &rows, &cols)
+}
+
 /// The worker counts of `least-loaded-large/{n}` (`benches/single.rs`).
 const LARGE: [usize; 3] = [10_000, 100_000, 1_000_000];
 
@@ -867,7 +928,7 @@ fn neon_table(d: &Data) -> String {
 fn render(d: &Data) -> String {
     let names = mode_names();
     let two = ["power-of-two", "least-loaded"];
-    let tables: [(&str, String); 21] = [
+    let tables: [(&str, String); 24] = [
         ("targets", targets_table(d)),
         ("peers", peers_table(d)),
         ("owned", owned_table(d)),
@@ -880,6 +941,9 @@ fn render(d: &Data) -> String {
         ("masked-reserve", vs_reference(d, "masked-reserve", &two)),
         ("stale-mask", stale_mask_table(d)),
         ("reported", reported_table(d)),
+        ("weighted", weighted_table(d)),
+        ("weighted-scan", weighted_scan_table(d)),
+        ("health", health_table(d)),
         ("large", large_table(d)),
         ("threads", threads_table(d)),
         ("peer-threads", peer_threads_table(d)),
