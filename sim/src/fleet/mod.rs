@@ -10,7 +10,9 @@ pub mod table;
 pub mod weighted;
 
 use super::Progress;
+use super::engine::{self, Load};
 use super::modes;
+use super::outcome::Outcome;
 
 pub use scale_up::{ScaleUp, ScaleUpRun};
 pub use weighted::{Weighted, WeightedRun};
@@ -100,4 +102,26 @@ fn among(names: &[String], supported: &[&str]) -> Result<Vec<String>, String> {
         }
     }
     Ok(out)
+}
+
+/// Runs each of `modes` on `load(first)` then on `load(!first)`, naming each
+/// stage by `stage(mode, flag)`: a scenario's two runs per mode, in order.
+fn each_mode_twice(
+    modes: &[String],
+    first: bool,
+    load: impl Fn(bool) -> Load,
+    stage: impl Fn(&str, bool) -> String,
+    progress: &dyn Progress,
+) -> Result<Vec<(String, Outcome, Outcome)>, String> {
+    modes
+        .iter()
+        .map(|mode| {
+            let selector = modes::selector(mode)?;
+            progress.stage(&stage(mode, first));
+            let a = engine::run(&load(first), &*selector, progress);
+            progress.stage(&stage(mode, !first));
+            let b = engine::run(&load(!first), &*selector, progress);
+            Ok((selector.name().to_owned(), a, b))
+        })
+        .collect()
 }

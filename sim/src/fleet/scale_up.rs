@@ -4,10 +4,10 @@
 //! that window. Least-loaded sees a worker with no load and sends it all it
 //! can hold, at once; slow start holds its weight down while it warms.
 
-use super::super::engine::{self, Fleet, Load};
+use super::super::engine::{Fleet, Load};
 use super::super::join::{Join, JoinOutcome};
 use super::super::outcome::Outcome;
-use super::super::{Progress, modes};
+use super::super::Progress;
 use std::time::Duration;
 use workerpick::{DeviceKind, SlowStart};
 
@@ -136,20 +136,14 @@ impl ScaleUp {
 
     /// Runs every mode, without slow start then with it.
     pub(super) fn run(&self, progress: &dyn Progress) -> Result<Vec<ScaleUpRun>, String> {
-        self.modes
-            .iter()
-            .map(|mode| {
-                let selector = modes::selector(mode)?;
-                progress.stage(&format!("{mode}: scale-up, no slow start"));
-                let without = engine::run(&self.load(false), &*selector, progress);
-                progress.stage(&format!("{mode}: scale-up, slow start"));
-                let with = engine::run(&self.load(true), &*selector, progress);
-                Ok(ScaleUpRun {
-                    mode: selector.name().to_owned(),
-                    without,
-                    with,
-                })
-            })
-            .collect()
+        let stage = |mode: &str, slow_start: bool| match slow_start {
+            false => format!("{mode}: scale-up, no slow start"),
+            true => format!("{mode}: scale-up, slow start"),
+        };
+        let runs = super::each_mode_twice(&self.modes, false, |s| self.load(s), stage, progress)?;
+        Ok(runs
+            .into_iter()
+            .map(|(mode, without, with)| ScaleUpRun { mode, without, with })
+            .collect())
     }
 }

@@ -4,9 +4,9 @@
 //! runs twice over the same fleet: once with the capacities set in the pool,
 //! once without (every worker looks alike to the picks).
 
-use super::super::engine::{self, Fleet, Load};
+use super::super::engine::{Fleet, Load};
 use super::super::outcome::Outcome;
-use super::super::{Progress, modes};
+use super::super::Progress;
 use std::time::Duration;
 use workerpick::DeviceKind;
 
@@ -109,21 +109,19 @@ impl Weighted {
 
     /// Runs every mode, weighted then unweighted.
     pub(super) fn run(&self, progress: &dyn Progress) -> Result<Vec<WeightedRun>, String> {
-        self.modes
-            .iter()
-            .map(|mode| {
-                let selector = modes::selector(mode)?;
-                progress.stage(&format!("{mode}: weighted fleet"));
-                let weighted = engine::run(&self.load(true), &*selector, progress);
-                progress.stage(&format!("{mode}: the same fleet, unweighted"));
-                let unweighted = engine::run(&self.load(false), &*selector, progress);
-                Ok(WeightedRun {
-                    mode: selector.name().to_owned(),
-                    weighted,
-                    unweighted,
-                })
+        let stage = |mode: &str, weighted: bool| match weighted {
+            true => format!("{mode}: weighted fleet"),
+            false => format!("{mode}: the same fleet, unweighted"),
+        };
+        let runs = super::each_mode_twice(&self.modes, true, |w| self.load(w), stage, progress)?;
+        Ok(runs
+            .into_iter()
+            .map(|(mode, weighted, unweighted)| WeightedRun {
+                mode,
+                weighted,
+                unweighted,
             })
-            .collect()
+            .collect())
     }
 }
 
