@@ -14,25 +14,29 @@ use loom::sync::Arc;
 use loom_tests::{assert_idle, assert_storage_settled, model, spawn_pickers};
 use workerpick::{LeastLoaded, Pool, PowerOfTwo, Random, RoundRobin};
 
-/// Marks worker 0 unhealthy and healthy again while two threads book and
-/// release with `picker`'s modes: every booking is counted once (the mark is
+/// Marks worker 0 unhealthy and healthy again while another thread books
+/// with `reserve`'s mode and releases, and a booking of the main thread's own
+/// is held across the toggle: every booking is counted once (the mark is
 /// never read as load, nor left behind), and no booking gives up.
-fn toggle_health_racing(name: &'static str, second: fn(&Pool<u32>, &mut workerpick::Handle<'_, u32>)) {
+fn toggle_health_racing(
+    name: &'static str,
+    reserve: for<'p> fn(&mut workerpick::Handle<'p, u32>) -> workerpick::Reservation<'p, u32>,
+) {
     model(name, move || {
         let pool = Arc::new(Pool::from_workers([0u32, 1]).unwrap());
-        let threads = spawn_pickers(&pool, 2, move |pool, h, t| {
-            if t == 0 {
-                let r = h.reserve(&LeastLoaded::new()).unwrap();
-                let load = pool.in_flight(r.worker()).unwrap();
-                assert!((1..=2).contains(&load), "load {load} under one guard");
-                drop(r);
-            } else {
-                second(pool, h);
-            }
+        let threads = spawn_pickers(&pool, 1, move |pool, h, _| {
+            let r = reserve(h);
+            let load = pool.in_flight(r.worker()).unwrap();
+            assert!((1..=2).contains(&load), "load {load} under one guard");
+            // Worker 0, which the mark targets, whichever worker was booked.
+            let load = pool.in_flight(&0).unwrap();
+            assert!(load <= 2, "load {load} on 0 with two guards alive");
+            drop(r);
         });
+        let held = pool.reserve_worker(&0, 1).unwrap();
         assert_eq!(pool.set_healthy(&0, false), Ok(true));
-        assert_eq!(pool.is_healthy(&0), Some(false));
         assert_eq!(pool.set_healthy(&0, true), Ok(false));
+        drop(held);
         for t in threads {
             t.join().unwrap();
         }
@@ -43,22 +47,23 @@ fn toggle_health_racing(name: &'static str, second: fn(&Pool<u32>, &mut workerpi
 }
 
 #[test]
-fn health_toggle_racing_two_choice_leaks_nothing() {
-    toggle_health_racing("fleet_health_toggle_p2c", |pool, h| {
-        let r = h.reserve(&PowerOfTwo::new()).unwrap();
-        let load = pool.in_flight(r.worker()).unwrap();
-        assert!((1..=2).contains(&load), "load {load} under one guard");
-        r.release();
+fn fleet_health_toggle_racing_least_loaded_leaks_nothing() {
+    toggle_health_racing("fleet_health_toggle_ll", |h| {
+        h.reserve(&LeastLoaded::new()).unwrap()
     });
 }
 
 #[test]
-fn health_toggle_racing_round_robin_leaks_nothing() {
-    toggle_health_racing("fleet_health_toggle_rr", |pool, h| {
-        let r = h.reserve(&RoundRobin::new()).unwrap();
-        let load = pool.in_flight(r.worker()).unwrap();
-        assert!((1..=2).contains(&load), "load {load} under one guard");
-        drop(r);
+fn fleet_health_toggle_racing_two_choice_leaks_nothing() {
+    toggle_health_racing("fleet_health_toggle_p2c", |h| {
+        h.reserve(&PowerOfTwo::new()).unwrap()
+    });
+}
+
+#[test]
+fn fleet_health_toggle_racing_round_robin_leaks_nothing() {
+    toggle_health_racing("fleet_health_toggle_rr", |h| {
+        h.reserve(&RoundRobin::new()).unwrap()
     });
 }
 
@@ -66,7 +71,7 @@ fn health_toggle_racing_round_robin_leaks_nothing() {
 /// the same thread) never chooses 0 while 1 is healthy, in a load-aware mode
 /// or a load-blind one, whatever a concurrent booker does to 1's load.
 #[test]
-fn a_pick_after_the_mark_passes_the_unhealthy_worker_over() {
+fn fleet_a_pick_after_the_mark_passes_the_unhealthy_worker_over() {
     model("fleet_health_mark_seen", || {
         let pool = Arc::new(Pool::from_workers([0u32, 1]).unwrap());
         let threads = spawn_pickers(&pool, 1, |_, h, _| {
@@ -101,7 +106,7 @@ fn a_pick_after_the_mark_passes_the_unhealthy_worker_over() {
 /// after the drain go to 1, a reservation on 0 runs to its end, and `drained`
 /// is never `Some(true)` while one is held, and is once they are all gone.
 #[test]
-fn a_drain_ends_exactly_when_its_last_reservation_does() {
+fn fleet_a_drain_ends_exactly_when_its_last_reservation_does() {
     model("fleet_drain", || {
         // A std `Arc`, for the owned guard that moves to another thread.
         let pool = std::sync::Arc::new(Pool::from_workers([0u32, 1]).unwrap());
@@ -135,7 +140,7 @@ fn a_drain_ends_exactly_when_its_last_reservation_does() {
 /// a weighted random one: each booking lands on one worker and is released
 /// there, whichever snapshot it picked with.
 #[test]
-fn capacity_changes_racing_bookings_leak_nothing() {
+fn fleet_capacity_changes_racing_bookings_leak_nothing() {
     model("fleet_set_capacity", || {
         let pool = Arc::new(Pool::from_workers([0u32, 1]).unwrap());
         let threads = spawn_pickers(&pool, 2, |pool, h, t| {
@@ -163,7 +168,7 @@ fn capacity_changes_racing_bookings_leak_nothing() {
 /// into it afterwards is healthy and idle (neither the mark nor the booking is
 /// passed on).
 #[test]
-fn a_removed_unhealthy_worker_passes_on_neither_mark_nor_load() {
+fn fleet_a_removed_unhealthy_worker_passes_on_neither_mark_nor_load() {
     model("fleet_remove_unhealthy", || {
         let pool = std::sync::Arc::new(Pool::with_max_workers(2).unwrap());
         pool.replace([0u32, 1]).unwrap();
@@ -179,6 +184,35 @@ fn a_removed_unhealthy_worker_passes_on_neither_mark_nor_load() {
         let r = pool.reserve_worker(&2, 1).unwrap();
         assert_eq!(pool.in_flight(&2), Some(1));
         drop(r);
+        assert_idle(&pool, [0, 1, 2]);
+        assert_storage_settled(&pool);
+    });
+}
+
+/// A health mark racing the removal of its worker (the mark resolves the
+/// worker again under the report lock; the removal forgets departed workers'
+/// marks under it): whichever wins, the slot is reclaimed, and the worker
+/// inserted into it is healthy and idle.
+#[test]
+fn fleet_a_mark_racing_removal_is_not_inherited() {
+    model("fleet_mark_racing_remove", || {
+        let pool = Arc::new(Pool::with_max_workers(2).unwrap());
+        pool.replace([0u32, 1]).unwrap();
+        let marker = {
+            let pool = pool.clone();
+            loom::thread::spawn(move || {
+                let got = pool.set_healthy(&1, false);
+                assert!(
+                    matches!(got, Ok(true) | Err(workerpick::Error::UnknownWorker)),
+                    "{got:?}"
+                );
+            })
+        };
+        pool.remove(&1).unwrap();
+        marker.join().unwrap();
+        pool.insert(2).unwrap();
+        assert_eq!(pool.is_healthy(&2), Some(true), "a newcomer inherited a mark");
+        assert_eq!(pool.in_flight(&2), Some(0), "a newcomer inherited load");
         assert_idle(&pool, [0, 1, 2]);
         assert_storage_settled(&pool);
     });
