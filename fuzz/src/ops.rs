@@ -920,7 +920,8 @@ impl Model {
         };
         let cands: Vec<u8> = cands.into_iter().filter(|k| !self.draining.contains(k)).collect();
         if cands.is_empty() {
-            Err(if self.members.is_empty() {
+            // With every member draining there are no workers to pick from.
+            Err(if self.members.iter().all(|(k, _)| self.draining.contains(k)) {
                 Error::NoWorkers
             } else {
                 Error::NoEligibleWorker
@@ -1205,6 +1206,9 @@ impl<'p> Run<'p> {
                 };
                 let want = if !self.model.is_member(k) {
                     Err(Error::UnknownWorker)
+                } else if self.model.draining.contains(&k) {
+                    // Pinned or not, no new booking lands on a draining worker.
+                    Err(Error::Draining)
                 } else if self.model.overflows(k, w) {
                     Err(Error::LoadOverflow)
                 } else {
@@ -1232,6 +1236,8 @@ impl<'p> Run<'p> {
                     let (from, w) = self.model.guards[i];
                     let want = if !self.model.is_member(k) {
                         Err(Error::UnknownWorker)
+                    } else if k != from && self.model.draining.contains(&k) {
+                        Err(Error::Draining)
                     } else if k != from && self.model.overflows(k, w) {
                         Err(Error::LoadOverflow)
                     } else {
