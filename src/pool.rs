@@ -263,7 +263,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         match snap.index.get(worker) {
             Some(&slot) => {
                 let booked = self.reported.booked();
-                Some(booked.of(slot, self.slots.counters.get(slot).load(Ordering::Relaxed)))
+                Some(booked.of(slot, self.slots.counters.get(slot)))
             }
             None => lock(&self.writer).draining_load(worker, &self.slots),
         }
@@ -285,8 +285,10 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
             .iter()
             .chain(snap.view.draining.iter())
             .map(|&slot| {
-                let counter = self.slots.counters.get(slot).load(Ordering::Relaxed);
-                (snap.key(slot).clone(), booked.of(slot, counter))
+                (
+                    snap.key(slot).clone(),
+                    booked.of(slot, self.slots.counters.get(slot)),
+                )
             })
             .collect()
     }

@@ -155,3 +155,102 @@ fn reported_load_ops_agree_with_the_model() {
         ops,
     });
 }
+
+/// The fleet controls on the `ops` model, in a scenario the fuzzer would take a
+/// while to find: a drained worker with a guard (drained only once it is
+/// released), health marks steering every built-in mode and masks, a mark on a
+/// near-full counter (no room, so no mark), capacities, and a marked, draining
+/// worker removed and inserted again (it comes back healthy, not draining).
+#[test]
+fn fleet_ops_agree_with_the_model() {
+    use ops::{MaskRef, Mode, Op, Pick, Via, Weight};
+    let pick = |mode, via, mask| Pick {
+        mode,
+        via,
+        mask,
+        hits: None,
+    };
+    let modes = [
+        Mode::Random,
+        Mode::RoundRobin,
+        Mode::PowerOfTwo,
+        Mode::LeastLoaded,
+    ];
+    let mut ops = vec![
+        Op::ReserveWorker {
+            key: 1,
+            weight: Weight::One,
+            handle: None,
+        },
+        Op::Drain(1),
+        Op::Drain(1),
+        Op::SetHealthy {
+            key: 2,
+            healthy: false,
+        },
+        Op::SetHealthy {
+            key: 2,
+            healthy: false,
+        },
+        Op::SetCapacity { key: 3, capacity: 4 },
+        Op::BuildMask {
+            slot: 0,
+            admit: 0b0110,
+        },
+    ];
+    for mode in modes {
+        for mask in [MaskRef::All, MaskRef::Slot(0)] {
+            ops.extend([
+                Op::Reserve {
+                    pick: pick(mode, Via::Handle(0), mask),
+                    weight: Weight::One,
+                },
+                Op::Select(pick(mode, Via::Pool, mask)),
+            ]);
+        }
+    }
+    ops.extend([
+        Op::Release(0),
+        Op::ReserveWorker {
+            key: 0,
+            weight: Weight::NearMax(0),
+            handle: None,
+        },
+        Op::SetHealthy {
+            key: 0,
+            healthy: false,
+        },
+        Op::Release(0),
+        Op::SetCapacity { key: 3, capacity: 0 },
+        Op::SetHealthy {
+            key: 2,
+            healthy: true,
+        },
+        Op::Resume(1),
+        Op::SetHealthy {
+            key: 1,
+            healthy: false,
+        },
+        Op::Drain(1),
+        Op::Remove(1),
+        Op::Insert(1),
+        Op::Resume(7),
+        Op::SetHealthy {
+            key: 7,
+            healthy: false,
+        },
+    ]);
+    for mode in modes {
+        ops.push(Op::Reserve {
+            pick: pick(mode, Via::Pool, MaskRef::All),
+            weight: Weight::One,
+        });
+    }
+    ops::run(ops::Input {
+        seed: 11,
+        backend: 0,
+        limit: 6,
+        initial: vec![0, 1, 2, 3],
+        ops,
+    });
+}

@@ -16,13 +16,13 @@
 //! guard dropped, every count is 0 and removed workers are gone.
 
 use arbitrary::{Arbitrary, Unstructured};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 use workerpick::scan::Backend;
 use workerpick::{
     CacheHits, Choice, Context, DEFAULT_MAX_WORKERS, DeviceAware, DeviceKind, Eligibility, Error, Handle,
     LeastLoaded, MAX_REPORTED_LOAD, Params, Pool, PoolStats, PowerOfTwo, Random, Registry, Request,
-    Reservation, Rng, RoundRobin, Selector, WorkerInfo,
+    Reservation, Rng, RoundRobin, Selector, UNHEALTHY_LOAD, WorkerInfo,
 };
 
 /// Workers are `0..KEYS`: a small space, so inputs collide often.
@@ -118,6 +118,20 @@ pub enum Op {
     },
     /// Every report ages out: age limit zero, then `expire_reports`.
     ExpireReports,
+    /// `set_capacity(key, 1 + capacity % 16)`.
+    SetCapacity {
+        key: u8,
+        capacity: u8,
+    },
+    /// `set_healthy(key, healthy)`.
+    SetHealthy {
+        key: u8,
+        healthy: bool,
+    },
+    /// `drain(key)`.
+    Drain(u8),
+    /// `resume(key)`.
+    Resume(u8),
 }
 
 /// The load `Op::Report` reports.
@@ -499,6 +513,10 @@ struct Model {
     peers: [Option<HashMap<u8, u32>>; 2],
     /// The reported load folded into each member's counter.
     applied: HashMap<u8, u32>,
+    /// Draining members (`Pool::drain`): no pick chooses them.
+    draining: HashSet<u8>,
+    /// Members marked unhealthy, with the load the mark added to the counter.
+    unhealthy: HashMap<u8, u32>,
 }
 
 /// How the model judges a pick: the rule of the selector that made it.
@@ -679,7 +697,29 @@ impl Model {
 
     /// `k`'s load as the pool counts it: its bookings plus the reported load.
     fn effective(&self, k: u8) -> u64 {
-        self.load(k) + u64::from(self.published(k))
+        self.load(k) + u64::from(self.published(k)) + u64::from(self.penalty(k))
+    }
+
+    /// The load a health mark added to `k`'s counter.
+    fn penalty(&self, k: u8) -> u32 {
+        self.unhealthy.get(&k).copied().unwrap_or(0)
+    }
+
+    /// Whether a fleet control bends the picks away from the plain rules:
+    /// a draining or unhealthy member, or a capacity other than 1. While one
+    /// does, picks are checked against what every mode promises (a candidate,
+    /// never a draining worker, never an unhealthy one while one is healthy)
+    /// rather than against each mode's exact rule.
+    fn bent(&self) -> bool {
+        !self.draining.is_empty()
+            || !self.unhealthy.is_empty()
+            || self.members.iter().any(|&(_, i)| i.capacity_weight() != 1)
+    }
+
+    /// A worker that left loses its drain and its health mark.
+    fn forget_fleet(&mut self, k: u8) {
+        self.draining.remove(&k);
+        self.unhealthy.remove(&k);
     }
 
     /// After a report change touching `k`: its sum, capped, is counted in its
@@ -688,7 +728,7 @@ impl Model {
         let cap = u64::from(MAX_REPORTED_LOAD);
         let target = self.reported(k).min(cap);
         if target != u64::from(self.published(k)) {
-            let room = u64::from(u32::MAX) - self.load(k);
+            let room = u64::from(u32::MAX) - self.load(k) - u64::from(self.penalty(k));
             let now = u32::try_from(target.min(room)).expect("at most the cap");
             self.applied.insert(k, now);
         }
@@ -793,6 +833,7 @@ impl Model {
         self.members.remove(i);
         self.publish();
         self.forget_reports(k);
+        self.forget_fleet(k);
         self.retired.insert(k, self.epoch);
         self.reclaim();
         Ok(())
@@ -827,6 +868,7 @@ impl Model {
         for &k in old.keys() {
             if !keys.contains(&k) {
                 self.forget_reports(k);
+                self.forget_fleet(k);
                 self.retired.insert(k, self.epoch);
             }
         }
@@ -851,7 +893,8 @@ impl Model {
             entries: self
                 .members
                 .iter()
-                .filter(|&&(k, _)| admits(admit, k))
+                // A draining member is no candidate: masks leave it out.
+                .filter(|&&(k, _)| admits(admit, k) && !self.draining.contains(&k))
                 .map(|&(k, _)| (k, self.identity[&k]))
                 .collect(),
         }
@@ -875,8 +918,10 @@ impl Model {
                     .collect(),
             },
         };
+        let cands: Vec<u8> = cands.into_iter().filter(|k| !self.draining.contains(k)).collect();
         if cands.is_empty() {
-            Err(if self.members.is_empty() {
+            // With every member draining there are no workers to pick from.
+            Err(if self.members.iter().all(|(k, _)| self.draining.contains(k)) {
                 Error::NoWorkers
             } else {
                 Error::NoEligibleWorker
@@ -1097,6 +1142,51 @@ impl<'p> Run<'p> {
                 }
                 pool.set_report_max_age(Duration::from_secs(3600));
             }
+            Op::SetCapacity { key: k, capacity } => {
+                let (k, c) = (key(k), 1 + u32::from(capacity % 16));
+                let want = match self.model.is_member(k) {
+                    true => self.model.set_info(k, self.model.info(k).capacity(c)),
+                    false => Err(Error::UnknownWorker),
+                };
+                assert_eq!(pool.set_capacity(&k, c), want, "set_capacity({k}, {c})");
+            }
+            Op::SetHealthy { key: k, healthy } => {
+                let k = key(k);
+                let want = if !self.model.is_member(k) {
+                    Err(Error::UnknownWorker)
+                } else if healthy {
+                    Ok(self.model.unhealthy.remove(&k).is_none())
+                } else if self.model.unhealthy.contains_key(&k) {
+                    Ok(false)
+                } else {
+                    // A counter at u32::MAX has no room for the mark.
+                    let room = u64::from(u32::MAX) - self.model.effective(k);
+                    let add = u32::try_from(room.min(u64::from(UNHEALTHY_LOAD))).expect("fits");
+                    if add > 0 {
+                        self.model.unhealthy.insert(k, add);
+                    }
+                    Ok(add > 0)
+                };
+                assert_eq!(pool.set_healthy(&k, healthy), want, "set_healthy({k}, {healthy})");
+            }
+            Op::Drain(k) | Op::Resume(k) => {
+                let (k, drain) = (key(k), matches!(*op, Op::Drain(_)));
+                let want = if self.model.is_member(k) {
+                    let changed = if drain {
+                        self.model.draining.insert(k)
+                    } else {
+                        self.model.draining.remove(&k)
+                    };
+                    if changed {
+                        self.model.publish();
+                    }
+                    Ok(())
+                } else {
+                    Err(Error::UnknownWorker)
+                };
+                let got = if drain { pool.drain(&k) } else { pool.resume(&k) };
+                assert_eq!(got, want, "drain {k}: {drain}");
+            }
             Op::Select(pick) => self.pick(pick, Kind::Select),
             Op::Preview(pick) => self.pick(pick, Kind::Preview),
             Op::Reserve { pick, weight } => self.pick(pick, Kind::Reserve(weight.get())),
@@ -1116,6 +1206,9 @@ impl<'p> Run<'p> {
                 };
                 let want = if !self.model.is_member(k) {
                     Err(Error::UnknownWorker)
+                } else if self.model.draining.contains(&k) {
+                    // Pinned or not, no new booking lands on a draining worker.
+                    Err(Error::Draining)
                 } else if self.model.overflows(k, w) {
                     Err(Error::LoadOverflow)
                 } else {
@@ -1143,6 +1236,8 @@ impl<'p> Run<'p> {
                     let (from, w) = self.model.guards[i];
                     let want = if !self.model.is_member(k) {
                         Err(Error::UnknownWorker)
+                    } else if k != from && self.model.draining.contains(&k) {
+                        Err(Error::Draining)
                     } else if k != from && self.model.overflows(k, w) {
                         Err(Error::LoadOverflow)
                     } else {
@@ -1278,6 +1373,10 @@ impl<'p> Run<'p> {
         };
         if let Rule::Refuse = rule {
             assert_eq!(got, Err(Error::NoAcceptableWorker), "{what}");
+            return;
+        }
+        if self.model.bent() {
+            self.bent_pick(what, rule, &cands, got, guard, &loads_before, kind);
             return;
         }
         let n = cands.len();
@@ -1440,15 +1539,83 @@ impl<'p> Run<'p> {
         }
     }
 
+    /// Checks a pick made while a fleet control bends the rules (see
+    /// `Model::bent`): it chose a candidate (so never a draining worker), and
+    /// a built-in mode never an unhealthy one while some candidate is healthy;
+    /// a refused booking changed nothing; a booking is counted with its weight.
+    #[allow(clippy::too_many_arguments)]
+    fn bent_pick(
+        &mut self,
+        what: Described,
+        rule: Rule,
+        cands: &[u8],
+        got: Result<u8, Error>,
+        guard: Option<Reservation<'p, u8>>,
+        loads_before: &[(u8, u32)],
+        kind: Kind,
+    ) {
+        let pool = self.pool;
+        // The cursor and the fallbacks follow the pool here (the exact rules
+        // take them up again once nothing bends the picks).
+        self.model.cursor = self.selectors.round_robin.cursor();
+        self.model.fallbacks = pool.stats().fallbacks;
+        let w = match got {
+            Err(Error::LoadOverflow) => {
+                assert_eq!(
+                    pool.loads(),
+                    loads_before,
+                    "{what}: a refused booking changed loads"
+                );
+                return;
+            }
+            Err(e) => panic!("{what}: {e:?} with candidates {cands:?}"),
+            Ok(w) => w,
+        };
+        assert!(
+            cands.contains(&w),
+            "{what}: picked {w}, candidates {cands:?} (draining {:?})",
+            self.model.draining
+        );
+        let healthy: Vec<u8> = cands
+            .iter()
+            .copied()
+            .filter(|k| !self.model.unhealthy.contains_key(k))
+            .collect();
+        let builtin = !matches!(rule, Rule::Nth { .. } | Rule::DeviceAware { .. });
+        if builtin && !healthy.is_empty() {
+            assert!(
+                healthy.contains(&w),
+                "{what}: picked unhealthy {w}, healthy candidates {healthy:?}"
+            );
+        }
+        match kind {
+            Kind::Select | Kind::Preview => {
+                assert_eq!(pool.loads(), loads_before, "{what} changed loads")
+            }
+            Kind::Reserve(weight) => {
+                let guard = guard.expect("reserve returned a guard");
+                let charged = guard.weight();
+                assert!(charged == weight || charged == 0, "{what}: charged {charged}");
+                self.push_guard(guard, w, charged);
+            }
+        }
+    }
+
     /// Compares everything observable with the model.
     fn check(&self, after: impl std::fmt::Debug) {
         let pool = self.pool;
         let m = &self.model;
         let ctx = || format!("step {} after {after:?}", self.step);
-        let expected: Vec<(u8, u32)> = m
+        // The candidates in set order, then the draining members.
+        let (serving, draining): (Vec<u8>, Vec<u8>) = m
             .members
             .iter()
-            .map(|&(k, _)| (k, u32::try_from(m.load(k)).expect("model load fits u32")))
+            .map(|&(k, _)| k)
+            .partition(|k| !m.draining.contains(k));
+        let expected: Vec<(u8, u32)> = serving
+            .iter()
+            .chain(&draining)
+            .map(|&k| (k, u32::try_from(m.load(k)).expect("model load fits u32")))
             .collect();
         assert_eq!(pool.loads(), expected, "loads, {}", ctx());
         assert_eq!(pool.len(), m.members.len(), "len, {}", ctx());
@@ -1465,6 +1632,12 @@ impl<'p> Run<'p> {
             assert_eq!(pool.in_flight(&k), in_flight, "in_flight {k}, {}", ctx());
             let reported = member.map(|_| m.published(k));
             assert_eq!(pool.reported_load(&k), reported, "reported_load {k}, {}", ctx());
+            let draining = member.map(|_| m.draining.contains(&k));
+            assert_eq!(pool.is_draining(&k), draining, "is_draining {k}, {}", ctx());
+            let drained = draining.filter(|&d| d).map(|_| load == 0 && m.pins(k) == 0);
+            assert_eq!(pool.drained(&k), drained, "drained {k}, {}", ctx());
+            let healthy = member.map(|_| !m.unhealthy.contains_key(&k));
+            assert_eq!(pool.is_healthy(&k), healthy, "is_healthy {k}, {}", ctx());
             if member.is_none() && (load > 0 || m.pins(k) > 0) {
                 assert!(m.retired.contains_key(&k), "model: {k} has guards but no storage");
             }

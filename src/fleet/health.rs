@@ -17,7 +17,7 @@
 
 use crate::storage::counters::Counters;
 use crate::sync::AtomicArray;
-use crate::sync::atomic::{AtomicU32, Ordering::Relaxed, Ordering::SeqCst};
+use crate::sync::atomic::{AtomicU32, Ordering::Relaxed, Ordering::Release, Ordering::SeqCst};
 
 /// The load an unhealthy worker's counter carries on top of its own, as
 /// [`Context::load`](crate::Context::load) and the scan see it: half the
@@ -74,7 +74,9 @@ impl Health {
             if add == 0 {
                 return false;
             }
-            match counter.compare_exchange_weak(seen, seen + add, Relaxed, Relaxed) {
+            // Release: a view of the bookings that loads this value without
+            // the report lock (`OwnBookings::of`) then sees `used` set.
+            match counter.compare_exchange_weak(seen, seen + add, Release, Relaxed) {
                 Ok(_) => {
                     cell.store(add, Relaxed);
                     // Relaxed is enough for the count: it only says "look".

@@ -88,7 +88,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
             .members
             .iter()
             .filter_map(|&slot| {
-                let load = booked.of(slot, self.slots.counters.get(slot).load(Relaxed));
+                let load = booked.of(slot, self.slots.counters.get(slot));
                 (load > 0).then(|| (snap.key(slot).clone(), load))
             })
             .collect();

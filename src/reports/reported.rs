@@ -5,7 +5,7 @@ use super::board::{Board, Cells};
 use super::state::Reports;
 use crate::fleet::health::Health;
 use crate::storage::counters::Counters;
-use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::SeqCst};
 use crate::sync::{Mutex, MutexGuard, lock};
 use std::time::{Duration, Instant};
 
@@ -35,20 +35,38 @@ pub(crate) struct Reported {
 /// anything was ever reported (every change to the reported part holds it), so
 /// the two parts of a counter are read together.
 pub(crate) struct OwnBookings<'a> {
-    board: &'a Board,
-    health: &'a Health,
+    reported: &'a Reported,
     held: Option<MutexGuard<'a, Reports>>,
 }
 
 impl OwnBookings<'_> {
-    /// The load booked in `slot`, whose counter reads `counter`.
-    pub(crate) fn of(&self, slot: u32, counter: u32) -> u32 {
-        match self.held {
-            None => counter,
-            Some(_) => counter
-                .saturating_sub(self.board.get(slot))
-                .saturating_sub(self.health.penalty(slot)),
+    /// The load booked in `slot`, whose counter is `counter`.
+    ///
+    /// Without the lock, the counter is read and then `used` again: the first
+    /// report or health mark may land between this view's load of `used` and
+    /// its load of the counter (loom found it: `in_flight` read a freshly
+    /// marked worker's counter raw, the mark's 2^31 as load, and `drained`
+    /// would have waited on it). Acquire, against the release (or SeqCst)
+    /// compare-and-swap that first puts non-booked load in a counter: if this
+    /// load sees it, the second load of `used` sees the flag set before it,
+    /// and the counter is read again under the lock.
+    pub(crate) fn of(&self, slot: u32, counter: &AtomicU32) -> u32 {
+        if self.held.is_none() {
+            let seen = counter.load(Acquire);
+            if self.reported.used.load(SeqCst) == 0 {
+                return seen;
+            }
+            let _held = lock(&self.reported.state);
+            return self.split(slot, counter.load(Relaxed));
         }
+        self.split(slot, counter.load(Relaxed))
+    }
+
+    /// The bookings in `counter`, read under the report lock.
+    fn split(&self, slot: u32, counter: u32) -> u32 {
+        counter
+            .saturating_sub(self.reported.board.get(slot))
+            .saturating_sub(self.reported.health.penalty(slot))
     }
 }
 
@@ -77,11 +95,7 @@ impl Reported {
     /// A view of the bookings in the counters (see [`OwnBookings`]).
     pub(crate) fn booked(&self) -> OwnBookings<'_> {
         let held = (self.used.load(SeqCst) != 0).then(|| lock(&self.state));
-        OwnBookings {
-            board: &self.board,
-            health: &self.health,
-            held,
-        }
+        OwnBookings { reported: self, held }
     }
 
     /// Called by every reservation: while some load is reported, once in 1024
