@@ -4,10 +4,10 @@
 //! that window. Least-loaded sees a worker with no load and sends it all it
 //! can hold, at once; slow start holds its weight down while it warms.
 
+use super::super::Progress;
 use super::super::engine::{Fleet, Load};
 use super::super::join::{Join, JoinOutcome};
 use super::super::outcome::Outcome;
-use super::super::Progress;
 use std::time::Duration;
 use workerpick::{DeviceKind, SlowStart};
 

@@ -4,9 +4,9 @@
 //! runs twice over the same fleet: once with the capacities set in the pool,
 //! once without (every worker looks alike to the picks).
 
+use super::super::Progress;
 use super::super::engine::{Fleet, Load};
 use super::super::outcome::Outcome;
-use super::super::Progress;
 use std::time::Duration;
 use workerpick::DeviceKind;
 
