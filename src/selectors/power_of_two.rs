@@ -1,7 +1,6 @@
 use crate::context::Context;
 use crate::selector::{Choice, Selector};
 use crate::selectors::{Builtin, Configure};
-use crate::weights::least::Ratio;
 
 /// Power of two choices: two distinct uniform candidates, the less loaded wins
 /// (the first on a tie). In a weighted pool the two are drawn in proportion
@@ -42,34 +41,22 @@ impl Selector for PowerOfTwo {
         if n == 0 {
             return None;
         }
-        let (slot_a, slot_b) = match cx.weights() {
+        if let Some(w) = cx.weights() {
             // Weights exist only with two or more distinct capacities.
-            Some(w) if !cx.is_masked() => cx.weighted_pair(w)?,
-            _ => {
-                let a = cx.rng().below(n);
-                let slot_a = cx.candidate(a as usize)?;
-                if n == 1 {
-                    let load_a = cx.load(slot_a);
-                    return Some(Choice::validated(slot_a, load_a));
-                }
-                // a + 1 + draw < 2n, so one subtraction replaces `% n` (a division).
-                let b = a + 1 + cx.rng().below(n - 1);
-                let b = if b >= n { b - n } else { b };
-                (slot_a, cx.candidate(b as usize)?)
-            }
-        };
+            return cx.weighted_two_choices(w);
+        }
+        let a = cx.rng().below(n);
+        let slot_a = cx.candidate(a as usize)?;
         let load_a = cx.load(slot_a);
+        if n == 1 {
+            return Some(Choice::validated(slot_a, load_a));
+        }
+        // a + 1 + draw < 2n, so one subtraction replaces `% n` (a division).
+        let b = a + 1 + cx.rng().below(n - 1);
+        let b = if b >= n { b - n } else { b };
+        let slot_b = cx.candidate(b as usize)?;
         let load_b = cx.load(slot_b);
-        let a_wins = match cx.weights() {
-            // (load + r) / capacity, compared exactly.
-            Some(w) => {
-                let r = cx.request().weight;
-                let ra = Ratio::new(load_a, r, w.of(slot_a.index()));
-                !Ratio::new(load_b, r, w.of(slot_b.index())).lt(ra)
-            }
-            None => load_a <= load_b,
-        };
-        Some(if a_wins {
+        Some(if load_a <= load_b {
             Choice::validated(slot_a, load_a)
         } else {
             Choice::validated(slot_b, load_b)

@@ -8,6 +8,7 @@ use super::least::{LeastRatio, Ratio};
 use crate::candidates::Candidates;
 use crate::context::{Context, Slot};
 use crate::scan::{self, Kernel, Least, Weighting};
+use crate::selector::Choice;
 use crate::sync::atomic::Ordering::Relaxed;
 
 /// What an out-of-line path reads of the context (see `Context::detached`).
@@ -172,6 +173,35 @@ impl<'a> Context<'a> {
         self.linear_weighted(w)
     }
 
+    /// Weighted power-of-two, a path apart from the unweighted one (sharing
+    /// the tail cost the unweighted pick ~4 instructions): the pair drawn by
+    /// capacity when unmasked (see `weighted_pair`), uniformly when masked; the smaller
+    /// `(load + r) / capacity` wins, compared exactly, the first on a tie.
+    #[inline(always)]
+    pub(crate) fn weighted_two_choices(&mut self, w: &Weights) -> Option<Choice<'a>> {
+        let (a, b) = if self.masked {
+            let n = self.len() as u32;
+            let a = self.rng.below(n);
+            let slot_a = self.candidate(a as usize)?;
+            if n == 1 {
+                return Some(Choice::validated(slot_a, self.load(slot_a)));
+            }
+            let b = a + 1 + self.rng.below(n - 1);
+            let b = if b >= n { b - n } else { b };
+            (slot_a, self.candidate(b as usize)?)
+        } else {
+            self.weighted_pair(w)?
+        };
+        let (load_a, load_b) = (self.load(a), self.load(b));
+        let r = self.request().weight;
+        let ra = Ratio::new(load_a, r, w.of(a.index()));
+        Some(if Ratio::new(load_b, r, w.of(b.index())).lt(ra) {
+            Choice::validated(b, load_b)
+        } else {
+            Choice::validated(a, load_a)
+        })
+    }
+
     /// Power-of-two's pair in a weighted, unmasked pick: two draws in
     /// proportion to capacity, so that a large worker is in enough pairs to
     /// take its share (uniform draws put a worker in at most 2/n of them,
@@ -179,7 +209,7 @@ impl<'a> Context<'a> {
     /// again, then replaced by a uniform candidate other than the first: the
     /// two are always distinct, as unweighted.
     #[inline(always)]
-    pub(crate) fn weighted_pair(&mut self, w: &'a Weights) -> Option<(Slot<'a>, Slot<'a>)> {
+    fn weighted_pair(&mut self, w: &Weights) -> Option<(Slot<'a>, Slot<'a>)> {
         let a = w.alias.pick(self.rng.next_u64())?;
         let mut b = w.alias.pick(self.rng.next_u64())?;
         if b == a {
