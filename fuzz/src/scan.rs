@@ -332,10 +332,10 @@ fn oracle_nth_tie(effective: &[u32], min: u32, k: u32) -> Result<usize, u32> {
 
 /// The weighted scan's factors over `len` lanes, as its caller builds them from
 /// capacities `c_i`: `scale = L / c_i` with `L` their least common multiple (at
-/// most 720 720 for capacities up to 16), `cap = u32::MAX / scale`.
+/// most 720 720 for capacities up to 16), `top = u32::MAX / max(scale)`.
 struct Factors {
     scale: Vec<u32>,
-    cap: Vec<u32>,
+    top: u32,
 }
 
 impl Factors {
@@ -354,28 +354,40 @@ impl Factors {
         };
         let lcm = c.iter().fold(1, |l, &x| l / gcd(l, x) * x);
         let scale: Vec<u32> = c.iter().map(|&x| (lcm / x) as u32).collect();
-        let cap = scale.iter().map(|&s| u32::MAX / s).collect();
-        Factors { scale, cap }
+        let top = u32::MAX / scale.iter().copied().max().unwrap_or(1);
+        Factors { scale, top }
+    }
+
+    /// The bound for a request of weight `add` (0 for one heavier than `top`,
+    /// which is then scored as written).
+    fn limit(&self, add: u32) -> u32 {
+        self.top.saturating_sub(add)
     }
 
     fn weighting(&self, add: u32) -> Weighting<'_> {
         Weighting {
             scale: &self.scale,
-            cap: &self.cap,
+            limit: self.limit(add),
             add,
         }
     }
 }
 
-/// Each lane's score by the definition, in 64 bits (a valid factor never wraps).
+/// Each lane's score by the definition, in 64 bits: it must fit 32 bits when the
+/// request is light enough for the bound (`add <= top`); a heavier one is scored as
+/// written, wrapping.
 fn oracle_scores(effective: &[u32], f: &Factors, add: u32) -> Vec<u32> {
+    let limit = u64::from(f.limit(add));
     effective
         .iter()
-        .zip(f.scale.iter().zip(&f.cap))
-        .map(|(&x, (&scale, &cap))| {
-            let sum = (u64::from(x) + u64::from(add)).min(u64::from(u32::MAX));
-            let score = sum.min(u64::from(cap)) * u64::from(scale);
-            u32::try_from(score).expect("a valid factor never wraps")
+        .zip(&f.scale)
+        .map(|(&x, &scale)| {
+            let sum = u64::from(x).min(limit) + u64::from(add);
+            if add <= f.top {
+                u32::try_from(sum * u64::from(scale)).expect("a valid bound never wraps")
+            } else {
+                (sum as u32).wrapping_mul(scale)
+            }
         })
         .collect()
 }

@@ -148,13 +148,13 @@ pub fn least(
 
 /// [`least`] over the lanes' scores under `weights` (see [`Weighting`]) instead of
 /// their effective values: the least-loaded pick by load per unit of capacity. The
-/// lanes are as many as `counters`, `excluded` (if given) and both factor arrays
+/// lanes are as many as `counters`, `excluded` (if given) and the factors
 /// have; the tries, the draws and the answers are those of [`least`], with `min` the
 /// least score (`Saturated` when it is `u32::MAX`).
 ///
 /// The answer is a hint as for [`least`], and more: a minimum above
-/// `u32::MAX - max(scale)` may come from a clamped lane (see [`Weighting`]), which
-/// the caller must check exactly.
+/// `(limit + add) * min(scale)` may come from a clamped lane (see [`Weighting`]),
+/// which the caller must check exactly.
 ///
 /// ```
 /// use std::sync::atomic::AtomicU32;
@@ -162,9 +162,7 @@ pub fn least(
 ///
 /// // Capacities 4, 2, 1, 1 (L = 4): factors 1, 2, 4, 4.
 /// let counters: Vec<AtomicU32> = [6, 3, 1, 2].into_iter().map(AtomicU32::new).collect();
-/// let scale = [1, 2, 4, 4];
-/// let cap = scale.map(|s| u32::MAX / s);
-/// let w = Weighting { scale: &scale, cap: &cap, add: 1 };
+/// let w = Weighting { scale: &[1, 2, 4, 4], limit: u32::MAX / 4 - 1, add: 1 };
 /// // (6 + 1) / 4, (3 + 1) / 2, (1 + 1) / 1, (2 + 1) / 1: scores 7, 8, 8, 12.
 /// let got = scan::least_weighted(Backend::detect(), &counters, None, w, |_| 0);
 /// assert_eq!(got, Least::Found { index: 0, min: 7 });

@@ -7,7 +7,7 @@ use super::outcome::{Least, MinTies};
 use super::scalar;
 use super::simd;
 use super::vector::{Op, Vector};
-use super::weighting::{Weighting, score};
+use super::weighting::Weighting;
 use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// A [`Backend`] this CPU runs: checked once when made, so that a scan through it
@@ -264,7 +264,7 @@ impl<D: FnMut(u32) -> u32> Op for LeastWeightedOp<'_, D> {
         }
         let value = |i: usize| {
             let x = counters[i].load(Relaxed) | excluded.map_or(0, |e| e[i]);
-            score(x, w.add, w.scale[i], w.cap[i])
+            w.score_at(i, x)
         };
         least_long(
             n,

@@ -26,7 +26,7 @@
 //! minimum on the chosen counter (see [`docs`](crate::docs) for the tie-break).
 //!
 //! The weighted scan ([`least_weighted`]) compares a score per lane instead:
-//! `min(min(x, u32::MAX - add) + add, cap[i]) * scale[i]` for the effective value
+//! `(min(x, limit) + add) * scale[i]` for the effective value
 //! `x`, the load per unit of capacity as one `u32` (see `weighting.rs`). It is the
 //! same scan over another view of the lanes, with the same tries and draws.
 //!

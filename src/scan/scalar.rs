@@ -90,8 +90,8 @@ pub(super) fn nth_tie_weighted(
 #[inline(always)]
 fn scores(values: impl Iterator<Item = u32>, w: Weighting<'_>) -> impl Iterator<Item = u32> {
     values
-        .zip(w.scale.iter().zip(w.cap))
-        .map(move |(x, (&scale, &cap))| score(x, w.add, scale, cap))
+        .zip(w.scale)
+        .map(move |(x, &scale)| score(x, scale, w.limit, w.add))
 }
 
 /// The smallest of `values` (`u32::MAX` for none) and how many equal it.
@@ -156,8 +156,8 @@ pub(super) fn least_few_weighted(
     draw: impl FnMut(u32) -> u32,
 ) -> Least {
     with_value!(counters, excluded, FEW_LANES.min(w.lanes()), |n, value| {
-        let (scale, cap) = (&w.scale[..n], &w.cap[..n]);
-        few(n, |i| score(value(i), w.add, scale[i], cap[i]), draw)
+        let scale = &w.scale[..n];
+        few(n, |i| score(value(i), scale[i], w.limit, w.add), draw)
     })
 }
 
@@ -211,8 +211,8 @@ pub(super) fn least_small_weighted(
     draw: impl FnMut(u32) -> u32,
 ) -> Least {
     with_value!(counters, excluded, SMALL_LANES.min(w.lanes()), |n, value| {
-        let (scale, cap) = (&w.scale[..n], &w.cap[..n]);
-        least_short(n, |i| score(value(i), w.add, scale[i], cap[i]), draw)
+        let scale = &w.scale[..n];
+        least_short(n, |i| score(value(i), scale[i], w.limit, w.add), draw)
     })
 }
 

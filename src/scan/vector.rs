@@ -55,7 +55,7 @@ pub(super) trait Vector: Copy {
     unsafe fn load_plain_tail(self, p: *const u32, len: usize) -> Self::V;
 
     /// `p[0..len]` in the low lanes, `fill` in the others, which are not accessed:
-    /// the weighted scan's factors, whose missing lanes must score `u32::MAX`.
+    /// the mask that makes a weighted tail's missing lanes score `u32::MAX`.
     ///
     /// # Safety
     /// `1 <= len < LANES`, and `p[0..len]` are readable.
@@ -311,41 +311,42 @@ impl<V: Vector, const ALL: bool> Source<V> for Lanes<V, ALL> {
 }
 
 /// The scores of [`Lanes`] under a [`Weighting`]: lane `i`'s effective value `x`
-/// becomes `min(min(x, u32::MAX - add) + add, cap[i]) * scale[i]` (wrapping), as
-/// `weighting::score` computes it for one lane. Lanes past `n` in a tail score
-/// `u32::MAX`, as the scans expect: the counters' tail holds `u32::MAX` there, and
-/// the factors are filled with `cap = u32::MAX`, `scale = 1`.
+/// becomes `(min(x, limit) + add) * scale[i]` (wrapping), as `weighting::score`
+/// computes it for one lane. Lanes past `n` in a tail score `u32::MAX`, as the scans
+/// expect (ORed with [`PAST_END`]'s fill).
 ///
-/// Invariant: that of `lanes`, and `scale` and `cap` point to `lanes.n` readable
-/// `u32`s each.
+/// Invariant: that of `lanes`, and `scale` points to `lanes.n` readable `u32`s.
 pub(super) struct Weighted<V, const ALL: bool> {
     lanes: Lanes<V, ALL>,
     scale: *const u32,
-    cap: *const u32,
+    limit: u32,
     add: u32,
 }
 
+/// Zeros to load the real lanes of a tail from, filling the others with
+/// `u32::MAX`: the mask that sets a weighted tail's missing lanes to `u32::MAX`.
+/// As long as the widest backend's vector (AVX-512, 16 lanes).
+static PAST_END: [u32; 16] = [0; 16];
+
 impl<V: Vector, const ALL: bool> Weighted<V, ALL> {
-    /// The scores of `lanes` under `w`: as many lanes as `lanes`, `w.scale` and
-    /// `w.cap` all have.
+    /// The scores of `lanes` under `w`: as many lanes as `lanes` and `w.scale` have.
     #[inline(always)]
     pub(super) fn new(mut lanes: Lanes<V, ALL>, w: Weighting<'_>) -> Self {
-        lanes.n = lanes.n.min(w.scale.len()).min(w.cap.len());
+        lanes.n = lanes.n.min(w.scale.len());
         Weighted {
             lanes,
             scale: w.scale.as_ptr(),
-            cap: w.cap.as_ptr(),
+            limit: w.limit,
             add: w.add,
         }
     }
 
-    /// The scores of the values `x` given the factors of their lanes: the saturating
-    /// add as a minimum then an add, the clamp, and one lane-wise multiply.
+    /// The scores of the values `x` given the factors of their lanes: the clamp,
+    /// the add and one lane-wise multiply.
     #[inline(always)]
-    fn score(&self, x: V::V, scale: V::V, cap: V::V) -> V::V {
+    fn score(&self, x: V::V, scale: V::V) -> V::V {
         let s = self.lanes.v;
-        let sum = s.add(s.min(x, s.splat(u32::MAX - self.add)), s.splat(self.add));
-        s.mul(s.min(sum, cap), scale)
+        s.mul(s.add(s.min(x, s.splat(self.limit)), s.splat(self.add)), scale)
     }
 }
 
@@ -363,48 +364,42 @@ impl<V: Vector, const ALL: bool> Source<V> for Weighted<V, ALL> {
     #[inline(always)]
     unsafe fn get4(&self, i: usize) -> [V::V; 4] {
         let s = self.lanes.v;
-        // SAFETY: lanes i..i + 4 * LANES are in bounds of all three arrays (the
-        // caller's promise and the invariant).
+        // SAFETY: lanes i..i + 4 * LANES are in bounds of both arrays (the caller's
+        // promise and the invariant).
         unsafe {
             let x = self.lanes.get4(i);
-            let (scale, cap) = (self.scale.add(i), self.cap.add(i));
-            core::array::from_fn(|j| {
-                let at = j * V::LANES;
-                self.score(x[j], s.load_plain(scale.add(at)), s.load_plain(cap.add(at)))
-            })
+            let scale = self.scale.add(i);
+            core::array::from_fn(|j| self.score(x[j], s.load_plain(scale.add(j * V::LANES))))
         }
     }
 
     #[inline(always)]
     unsafe fn get(&self, i: usize) -> V::V {
         let s = self.lanes.v;
-        // SAFETY: lanes i..i + LANES are in bounds of all three arrays (the caller's
+        // SAFETY: lanes i..i + LANES are in bounds of both arrays (the caller's
         // promise and the invariant).
-        unsafe {
-            let x = self.lanes.get(i);
-            self.score(x, s.load_plain(self.scale.add(i)), s.load_plain(self.cap.add(i)))
-        }
+        unsafe { self.score(self.lanes.get(i), s.load_plain(self.scale.add(i))) }
     }
 
     #[inline(always)]
     unsafe fn tail(&self, i: usize) -> (V::V, u64) {
         let (s, len) = (self.lanes.v, self.lanes.n - i);
-        // SAFETY: lanes i..n are in bounds of all three arrays (the caller's promise
-        // and the invariant); the tail loads do not access the lanes past them.
+        // SAFETY: lanes i..n are in bounds of both arrays (the caller's promise and
+        // the invariant); the tail loads do not access the lanes past them, and
+        // PAST_END has at least LANES > len entries.
         unsafe {
-            // u32::MAX past n, which the factors' fill keeps: min(MAX, MAX) * 1.
             let (x, real) = self.lanes.tail(i);
-            let scale = s.load_plain_fill(self.scale.add(i), len, 1);
-            let cap = s.load_plain_fill(self.cap.add(i), len, u32::MAX);
-            (self.score(x, scale, cap), real)
+            let scale = s.load_plain_tail(self.scale.add(i), len);
+            let past = s.load_plain_fill(PAST_END.as_ptr(), len, u32::MAX);
+            (s.or(self.score(x, scale), past), real)
         }
     }
 
     #[inline(always)]
     unsafe fn value(&self, i: usize) -> u32 {
-        // SAFETY: lane i is in bounds of all three arrays (the caller's promise and
-        // the invariant).
-        unsafe { score(self.lanes.value(i), self.add, *self.scale.add(i), *self.cap.add(i)) }
+        // SAFETY: lane i is in bounds of both arrays (the caller's promise and the
+        // invariant).
+        unsafe { score(self.lanes.value(i), *self.scale.add(i), self.limit, self.add) }
     }
 
     #[inline(always)]
@@ -412,10 +407,9 @@ impl<V: Vector, const ALL: bool> Source<V> for Weighted<V, ALL> {
         Weighted {
             // SAFETY: start + len <= n (the caller's promise).
             lanes: unsafe { self.lanes.sub(start, len) },
-            // SAFETY: start <= n, so the pointers stay within (or one past) the arrays.
+            // SAFETY: start <= n, so the pointer stays within (or one past) the array.
             scale: unsafe { self.scale.add(start) },
-            // SAFETY: as above.
-            cap: unsafe { self.cap.add(start) },
+            limit: self.limit,
             add: self.add,
         }
     }
@@ -425,7 +419,6 @@ impl<V: Vector, const ALL: bool> Source<V> for Weighted<V, ALL> {
         self.lanes.prefetch(i);
         for line in 0..4 {
             self.lanes.v.prefetch(self.scale.wrapping_add(i + 16 * line).cast());
-            self.lanes.v.prefetch(self.cap.wrapping_add(i + 16 * line).cast());
         }
     }
 }

@@ -334,21 +334,23 @@ impl<'a> Context<'a> {
     /// else, or when the least score may be clamped, the exact scalar path.
     #[inline(always)]
     pub(crate) fn least_weighted(&mut self, w: &'a Weights) -> Option<(Slot<'a>, u32)> {
-        if let (Some(scale), Candidates::Fresh { slots, lanes }) = (&w.scale, self.candidates) {
+        let add = self.request.weight;
+        if let (Some(scale), Candidates::Fresh { slots, lanes }) = (&w.scale, self.candidates)
+            && let Some(limit) = scale.limit(add)
+        {
             let counters = self.counters.slice(lanes.map_or(slots.len(), <[u32]>::len));
-            let add = self.request.weight;
             let weighting = Weighting {
                 scale: &scale.scale,
-                cap: &scale.cap,
+                limit,
                 add,
             };
             for _ in 0..4 {
                 match scan::least_weighted(self.backend, counters, lanes, weighting, |m| self.rng.below(m)) {
-                    Least::Found { index, min } if min <= scale.exact_below() => {
+                    Least::Found { index, min } if min < scale.exact_below() => {
                         // The scan read the counter once; the booking's
                         // compare-and-swap needs the load behind that score.
                         let load = self.counters.get(index as u32).load(Relaxed);
-                        if scale.score(index as u32, load, add) == min {
+                        if scale.score(index as u32, load, limit, add) == min {
                             return Some((Slot::new(index as u32), load));
                         }
                     }

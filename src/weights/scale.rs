@@ -3,13 +3,14 @@
 //! `(load + r) · scale = L · (load + r) / c` orders lanes exactly as
 //! `(load + r) / c` does, ties included, in one `u32` multiply per lane.
 //!
-//! A score must fit 32 bits: each lane's operand is clamped to
-//! `cap = ⌊u32::MAX / scale⌋`. A clamped lane scores above
-//! `u32::MAX − scale ≥ u32::MAX − L`, so when the least score is at most
-//! [`Scale::exact_below`] no clamped lane holds it and every lane below it
-//! was scored exactly: the scan's answer is exact. Above it (loads within a
-//! factor `L` of `u32::MAX`, or only excluded lanes), the caller takes the
-//! exact scalar path.
+//! A score must fit 32 bits: every lane's load is clamped to one bound,
+//! `top - r` with `top = ⌊u32::MAX / max(scale)⌋`. A clamped lane scores
+//! `top · scale ≥ top · min(scale)`, so when the least score is below that
+//! ([`Scale::exact_below`]) no clamped lane holds it and every lane below it
+//! was scored exactly: the scan's answer is exact. At or above it (loads
+//! within a factor of about `max(c) / min(c)` of `u32::MAX`, or only
+//! excluded lanes), and for a request heavier than `top`, the caller takes
+//! the exact scalar path.
 
 use super::gcd;
 
@@ -19,12 +20,15 @@ pub(crate) const MAX_LCM: u32 = 1 << 16;
 
 /// Per-lane factors for the weighted scan.
 pub(crate) struct Scale {
-    /// Per lane: `L / c` (1 for lanes that are not candidates).
+    /// Per lane: `L / c` (for lanes that are not candidates the largest
+    /// factor, so that they score as high as any lane when excluded).
     pub(crate) scale: Box<[u32]>,
-    /// Per lane: `⌊u32::MAX / scale⌋`.
-    pub(crate) cap: Box<[u32]>,
-    /// `L`, the least common multiple of the capacities.
-    pub(crate) lcm: u32,
+    /// `⌊u32::MAX / max(scale)⌋`: a load plus the request's weight up to this
+    /// scores without wrapping in every lane.
+    top: u32,
+    /// `top · min(scale)`, over the candidates: a least score below this was
+    /// computed without clamping.
+    bound: u32,
 }
 
 impl Scale {
@@ -39,25 +43,40 @@ impl Scale {
             }
         }
         let lcm = lcm as u32;
-        let mut scale = vec![1; lanes].into_boxed_slice();
-        let mut cap = vec![u32::MAX; lanes].into_boxed_slice();
+        let factor = |x: u32| lcm / x.max(1);
+        let max = c.iter().map(|&x| factor(x)).max().unwrap_or(1);
+        let min = c.iter().map(|&x| factor(x)).min().unwrap_or(1);
+        let mut scale = vec![max; lanes].into_boxed_slice();
         for (&slot, &x) in slots.iter().zip(c) {
-            scale[slot as usize] = lcm / x;
-            cap[slot as usize] = u32::MAX / (lcm / x);
+            scale[slot as usize] = factor(x);
         }
-        Some(Self { scale, cap, lcm })
+        let top = u32::MAX / max;
+        Some(Self {
+            scale,
+            top,
+            bound: top * min,
+        })
     }
 
-    /// A least score at or below this was computed without clamping.
+    /// The bound on the lanes' loads for a request of weight `add`: `None`
+    /// when the request alone is too heavy to score exactly.
+    #[inline(always)]
+    pub(crate) fn limit(&self, add: u32) -> Option<u32> {
+        self.top.checked_sub(add)
+    }
+
+    /// A least score below this was computed without clamping.
     #[inline(always)]
     pub(crate) fn exact_below(&self) -> u32 {
-        u32::MAX - self.lcm
+        self.bound
     }
 
-    /// The score of a lane holding `load` for a request of weight `add`.
+    /// The score of a lane holding `load` for a request of weight `add`, as
+    /// the scan computes it with the bound `limit`.
     #[inline(always)]
-    pub(crate) fn score(&self, slot: u32, load: u32, add: u32) -> u32 {
-        let (scale, cap) = (self.scale[slot as usize], self.cap[slot as usize]);
-        load.saturating_add(add).min(cap).wrapping_mul(scale)
+    pub(crate) fn score(&self, slot: u32, load: u32, limit: u32, add: u32) -> u32 {
+        load.min(limit)
+            .wrapping_add(add)
+            .wrapping_mul(self.scale[slot as usize])
     }
 }

@@ -7,11 +7,11 @@ use super::{ALL, EX, MAX_LEN, Portable, atomics, check_drawn, dispatched_backend
 use std::sync::atomic::AtomicU32;
 
 /// Per-lane factors as a caller builds them from capacities `w_i`: with `L` their
-/// least common multiple, `scale = L / w_i` and `cap = u32::MAX / scale`.
+/// least common multiple, `scale = L / w_i`, and `top = u32::MAX / max(scale)`, the
+/// most a lane's value plus the request's weight may be for an exact score.
 struct Factors {
     scale: Vec<u32>,
-    cap: Vec<u32>,
-    lcm: u64,
+    top: u32,
 }
 
 impl Factors {
@@ -27,14 +27,20 @@ impl Factors {
             .fold(1u64, |l, &w| l / gcd(l, u64::from(w)) * u64::from(w));
         assert!(lcm <= u64::from(u32::MAX), "test capacities too varied");
         let scale: Vec<u32> = capacities.iter().map(|&w| (lcm / u64::from(w)) as u32).collect();
-        let cap = scale.iter().map(|&s| u32::MAX / s).collect();
-        Factors { scale, cap, lcm }
+        let top = u32::MAX / scale.iter().copied().max().unwrap_or(1);
+        Factors { scale, top }
+    }
+
+    /// The bound for a request of weight `add`: exact scores when `add <= top`;
+    /// a heavier request gets bound 0 and is scored as written.
+    fn limit(&self, add: u32) -> u32 {
+        self.top.saturating_sub(add)
     }
 
     fn weighting(&self, add: u32) -> Weighting<'_> {
         Weighting {
             scale: &self.scale,
-            cap: &self.cap,
+            limit: self.limit(add),
             add,
         }
     }
@@ -56,36 +62,43 @@ fn random_add(rng: &mut fastrand::Rng) -> u32 {
     [0, 1, 1, 2, rng.u32(0..100), 0x8000_0000, EX - 1, EX][rng.usize(0..8)]
 }
 
-/// The scores by the definition, computed in 64 bits with no clamp on the sum, over
-/// as many lanes as every array has; each must fit 32 bits (the factors are valid).
+/// The scores by the definition, computed in 64 bits, over as many lanes as every
+/// array has: each must fit 32 bits when the request is light enough for the bound
+/// (`add <= top`); a heavier one is scored as written, wrapping.
 fn oracle_scores(values: &[u32], excluded: Option<&[u32]>, f: &Factors, add: u32) -> Vec<u32> {
     let n = values
         .len()
         .min(excluded.map_or(usize::MAX, <[u32]>::len))
-        .min(f.scale.len())
-        .min(f.cap.len());
+        .min(f.scale.len());
+    let limit = u64::from(f.limit(add));
     (0..n)
         .map(|i| {
             let x = u64::from(values[i] | excluded.map_or(0, |e| e[i]));
-            let sum = (x + u64::from(add)).min(u64::from(u32::MAX));
-            let score = sum.min(u64::from(f.cap[i])) * u64::from(f.scale[i]);
-            u32::try_from(score).expect("a valid factor never wraps")
+            let sum = x.min(limit) + u64::from(add);
+            let score = sum * u64::from(f.scale[i]);
+            if add <= f.top {
+                u32::try_from(score).expect("a valid bound never wraps")
+            } else {
+                (sum as u32).wrapping_mul(f.scale[i])
+            }
         })
         .collect()
 }
 
-/// Where the least score is at most `u32::MAX - L`, the lanes holding it are exactly
-/// the candidates of least `(load + add) / capacity`, compared exactly: the contract
-/// the caller relies on (see `weighting.rs`).
-fn check_exact_below_lcm(
+/// Where the least score is below `top * min(scale)` (and the request is light
+/// enough for the bound), the lanes holding it are exactly the candidates of least
+/// `(load + add) / capacity`, compared exactly: the contract the caller relies on
+/// (see `weighting.rs`).
+fn check_exact_below_bound(
     values: &[u32],
     excluded: Option<&[u32]>,
     capacities: &[u32],
-    (n, lcm, add): (usize, u64, u32),
+    (n, f, add): (usize, &Factors, u32),
     want: MinTies,
     at: &[usize],
 ) {
-    if u64::from(want.min) > u64::from(u32::MAX) - lcm {
+    let min_scale = f.scale[..n].iter().copied().min().unwrap_or(1);
+    if add > f.top || u64::from(want.min) >= u64::from(f.top) * u64::from(min_scale) {
         return;
     }
     let candidates: Vec<usize> = (0..n).filter(|&i| excluded.is_none_or(|e| e[i] == 0)).collect();
@@ -117,7 +130,7 @@ fn check_weighted(
     let scores = oracle_scores(values, excluded, &f, add);
     let (want, at) = oracle(&scores, &vec![0; scores.len()]);
     let n = scores.len();
-    check_exact_below_lcm(values, excluded, capacities, (n, f.lcm, add), want, &at);
+    check_exact_below_bound(values, excluded, capacities, (n, &f, add), want, &at);
     let ctx = format!("{n} lanes, excluded {}, add {add:#x}", excluded.is_some());
     assert_eq!(
         scalar::min_ties_weighted(counters, excluded, w),
@@ -162,8 +175,8 @@ fn weighted_random_arrays_of_every_length() {
     }
 }
 
-/// The shortest of the counters, the exclusions and the two factor arrays decides
-/// how many lanes there are.
+/// The shorter of the counters (with the exclusions) and the factors decides how
+/// many lanes there are.
 #[test]
 fn weighted_factors_cut_the_lanes() {
     let mut rng = fastrand::Rng::with_seed(0x5eed_0102);
@@ -173,31 +186,28 @@ fn weighted_factors_cut_the_lanes() {
         let f = Factors::of(&random_capacities(&mut rng, len));
         let cut = rng.usize(0..=len);
         let add = random_add(&mut rng);
-        for (scale, cap) in [(&f.scale[..cut], &f.cap[..]), (&f.scale[..], &f.cap[..cut])] {
-            let w = Weighting { scale, cap, add };
-            let short = Factors {
-                scale: scale[..cut].to_vec(),
-                cap: cap[..cut].to_vec(),
-                lcm: f.lcm,
-            };
-            let want = oracle(
-                &oracle_scores(&values, Some(&excluded), &short, add),
-                &vec![0; cut],
-            )
-            .0;
-            for backend in ALL {
-                let got = least_weighted(backend, &counters, Some(&excluded), w, |_| 0);
-                match got {
-                    Least::Found { index, min } => {
-                        assert!(
-                            index < cut && min == want.min,
-                            "{backend:?}: {got:?}, want {want:?}"
-                        )
-                    }
-                    Least::Empty => assert_eq!(cut, 0, "{backend:?}"),
-                    Least::Saturated => assert_eq!(want.min, EX, "{backend:?}"),
-                    Least::Moved => panic!("{backend:?}: moved with no writer"),
+        let short = Factors {
+            scale: f.scale[..cut].to_vec(),
+            top: f.top,
+        };
+        let w = short.weighting(add);
+        let want = oracle(
+            &oracle_scores(&values, Some(&excluded), &short, add),
+            &vec![0; cut],
+        )
+        .0;
+        for backend in ALL {
+            let got = least_weighted(backend, &counters, Some(&excluded), w, |_| 0);
+            match got {
+                Least::Found { index, min } => {
+                    assert!(
+                        index < cut && min == want.min,
+                        "{backend:?}: {got:?}, want {want:?}"
+                    )
                 }
+                Least::Empty => assert_eq!(cut, 0, "{backend:?}"),
+                Least::Saturated => assert_eq!(want.min, EX, "{backend:?}"),
+                Least::Moved => panic!("{backend:?}: moved with no writer"),
             }
         }
     }
@@ -289,8 +299,7 @@ fn weighted_matches_scalar_draw_for_draw() {
                 let any = |rng: &mut fastrand::Rng| [0, 1, 2, rng.u32(..), EX][rng.usize(0..5)];
                 Factors {
                     scale: (0..len).map(|_| any(&mut rng)).collect(),
-                    cap: (0..len).map(|_| any(&mut rng)).collect(),
-                    lcm: 0,
+                    top: any(&mut rng),
                 }
             } else {
                 Factors::of(&random_capacities(&mut rng, len))
