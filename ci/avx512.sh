@@ -3,7 +3,8 @@
 # that it is tested on hosts without AVX-512 too. Builds src/scan/avx512.rs, the
 # file the library ships, as a static ELF (ci/avx512/), then ci/avx512/check.py runs
 # it on every length 0-600 and 1000-1048 at every alignment, with tails against an
-# unmapped page. Extra arguments go to check.py (e.g. --case LEN:PLACEMENT).
+# unmapped page: the plain scans and the weighted scores. Extra arguments go to
+# check.py (e.g. --case LEN:PLACEMENT).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=target/avx512-emu

@@ -10,7 +10,10 @@ bytes around an array hold 0, the lowest value a lane can have, so reading them
 changes the answer. Cases that exclude nothing also run with no exclusion array
 (the counters-only scan). The reference is what src/scan/scalar.rs computes (the minimum
 of counters[i] | excluded[i], how many lanes hold it, the k-th lane holding a
-value), written plainly here; the unit tests hold scalar.rs to the same oracle.
+value; and for the weighted scan the minimum of the scores
+(min(x, limit) + add) * scale[i], wrapping, and its ties, with the factors in a
+third region placed like the others), written plainly here; the unit tests hold
+scalar.rs to the same oracle.
 
 Usage: check.py KERNEL_ELF [--case LEN:PLACEMENT] [--seed S]
 Exit status 0 when every call matches, 1 otherwise (with a reproducer per case).
@@ -40,8 +43,11 @@ STACK_PAGES = 4
 REGION_PAGES = 3
 COUNTERS = 0x4000_1000
 EXCLUDED = 0x5000_1000
+SCALES = 0x6000_1000
 PML4 = 0x0010_0000
-RETURN_SLOT = STACK + STACK_PAGES * PAGE - 8
+# The return address, with the entry point's 7th and 8th arguments above it (System
+# V passes them on the stack); at the entry rsp + 8 is 16-byte aligned.
+RETURN_SLOT = STACK + STACK_PAGES * PAGE - 24
 
 LENGTHS = list(range(0, 601)) + list(range(1000, 1049))
 # Placements 0-15 end the arrays 0-15 lanes before their region's end (each array
@@ -52,6 +58,7 @@ HEAD = 16
 
 OP_MIN_TIES = 0
 OP_NTH_TIE = 1
+OP_WEIGHTED = 2
 ERR = 1 << 63
 
 # Exception vectors, for messages.
@@ -88,7 +95,7 @@ class Emulator:
         self._map(HLT_STUB)
         for i in range(STACK_PAGES):
             self._map(STACK + i * PAGE, writable=True)
-        for base in (COUNTERS, EXCLUDED):
+        for base in (COUNTERS, EXCLUDED, SCALES):
             for i in range(REGION_PAGES):
                 self._map(base + i * PAGE)
         for hva, gpa in self.tables.commit(PML4):
@@ -128,7 +135,7 @@ class Emulator:
         self.outcome = ("exception", vector, error)
         session.stop()
 
-    def place(self, values, excluded, placement):
+    def place(self, values, excluded, scales, placement):
         """Writes the arrays into their regions; returns their guest addresses."""
         n = len(values)
         addresses = []
@@ -136,6 +143,7 @@ class Emulator:
         for base, lanes, gap in (
             (COUNTERS, values, placement),
             (EXCLUDED, excluded, (placement * 7 + 3) % 16),
+            (SCALES, scales, (placement * 5 + 9) % 16),
         ):
             start = 0 if placement == HEAD else region - gap - n
             data = array.array("I", [0] * start + list(lanes) + [0] * (region - start - n))
@@ -143,7 +151,7 @@ class Emulator:
             addresses.append(base + 4 * start)
         return addresses
 
-    def call(self, op, counters, excluded, n, value=0, k=0, xcr0=XCR0_AVX512):
+    def call(self, op, counters, excluded, n, value=0, k=0, scales=0, add=0, xcr0=XCR0_AVX512):
         """Runs `scan_call`; returns rax, or raises Fault."""
         state = bochscpu.State()
         bochscpu.cpu.set_long_mode(state)
@@ -168,7 +176,7 @@ class Emulator:
             value,
             k,
         )
-        self._write(RETURN_SLOT, struct.pack("<Q", HLT_STUB))
+        self._write(RETURN_SLOT, struct.pack("<QQQ", HLT_STUB, scales, add))
         self.outcome = None
         cpu = self.session.cpu
         cpu.state = state
@@ -192,7 +200,7 @@ class Fault(Exception):
 
 
 def where(address):
-    for name, base in (("counters", COUNTERS), ("excluded", EXCLUDED)):
+    for name, base in (("counters", COUNTERS), ("excluded", EXCLUDED), ("scales", SCALES)):
         end = base + REGION_PAGES * PAGE
         if end <= address < end + PAGE:
             return f" ({address - end} bytes past the end of the {name} region)"
@@ -233,6 +241,35 @@ def make_case(n, placement, seed):
     return values, excluded, rng
 
 
+def make_weighting(n, rng):
+    """Factors, bound and request weight for the weighted calls of a case: as the
+    library builds them from capacities (top = u32::MAX // max(scale), bound top - add),
+    or any values, whose products wrap (every backend must wrap alike)."""
+    family = rng.randrange(4)
+    if family == 0:
+        scales = [[1, 2, 4, 4][i % 4] for i in range(n)]
+    elif family == 1:
+        scales = [rng.choice([1, 2, 3, 5, 8, 60]) for _ in range(n)]
+    elif family == 2:
+        scales = [rng.choice([720, 1]) for _ in range(n)]
+    else:
+        scales = [rng.choice([0, 1, 2, rng.getrandbits(32), MAX]) for _ in range(n)]
+    add = rng.choice([0, 1, 1, 2, rng.randrange(100), 0x8000_0000, MAX])
+    if family == 3:
+        limit = rng.choice([0, 7, rng.getrandbits(32), MAX])
+    else:
+        limit = max(MAX // max(scales, default=1) - add, 0)
+    return scales, limit, add
+
+
+def weighted_expected(values, excluded, scales, limit, add):
+    scores = [
+        ((min(v | e, limit) + add) & MAX) * s & MAX for v, e, s in zip(values, excluded, scales)
+    ]
+    low = min(scores, default=MAX)
+    return low << 32 | scores.count(low)
+
+
 def expected_calls(values, excluded, rng):
     """(op, value, k, want) for one case: min_ties, and nth_tie for several k, of the
     minimum and of another value that occurs."""
@@ -265,8 +302,10 @@ def run_case(emulator, n, placement, seed):
     """Runs one case: the calls made, and the first failure (None if none) with the
     case's arrays."""
     values, excluded, rng = make_case(n, placement, seed)
-    counters_at, excluded_at = emulator.place(values, excluded, placement)
+    scales, limit, add = make_weighting(n, rng)
+    counters_at, excluded_at, scales_at = emulator.place(values, excluded, scales, placement)
     calls = expected_calls(values, excluded, rng)
+    calls.append((OP_WEIGHTED, limit, 0, weighted_expected(values, excluded, scales, limit, add)))
     # With nothing excluded, each call runs twice: also with no exclusion array (a
     # null pointer: the kernel's counters-only scan).
     if not any(excluded):
@@ -274,20 +313,24 @@ def run_case(emulator, n, placement, seed):
     else:
         calls = [(op, value, k, want, excluded_at) for (op, value, k, want) in calls]
     for made, (op, value, k, want, excluded_ptr) in enumerate(calls, 1):
-        name = "min_ties" if op == OP_MIN_TIES else f"nth_tie(value={value:#x}, k={k})"
+        name = {
+            OP_MIN_TIES: "min_ties",
+            OP_NTH_TIE: f"nth_tie(value={value:#x}, k={k})",
+            OP_WEIGHTED: f"weighted min_ties(limit={value:#x}, add={add:#x})",
+        }[op]
         if not excluded_ptr:
             name += " without exclusion array"
         try:
-            got = emulator.call(op, counters_at, excluded_ptr, n, value, k)
+            got = emulator.call(op, counters_at, excluded_ptr, n, value, k, scales_at, add)
         except Fault as fault:
-            return made, f"{name}: {fault}", (values, excluded)
+            return made, f"{name}: {fault}", (values, excluded, scales)
         if got != want:
-            if op == OP_MIN_TIES:
+            if op != OP_NTH_TIE:
                 got_s = f"min {got >> 32:#x}, ties {got & MAX}"
                 want_s = f"min {want >> 32:#x}, ties {want & MAX}"
             else:
                 got_s, want_s = show(got), show(want)
-            return made, f"{name}: kernel gave {got_s}, reference {want_s}", (values, excluded)
+            return made, f"{name}: kernel gave {got_s}, reference {want_s}", (values, excluded, scales)
     return len(calls), None, None
 
 
@@ -296,7 +339,7 @@ def negative_control(emulator, seed):
     not enabled the AVX-512 state: proof that the code under test is AVX-512 code
     and that the emulator really executes it."""
     values, excluded, _ = make_case(40, 0, seed)
-    counters_at, excluded_at = emulator.place(values, excluded, 0)
+    counters_at, excluded_at, _ = emulator.place(values, excluded, [1] * 40, 0)
     try:
         emulator.call(OP_MIN_TIES, counters_at, excluded_at, 40, xcr0=XCR0_AVX_ONLY)
     except Fault as fault:
@@ -336,9 +379,10 @@ def main():
         print(f"MISMATCH len {n}, placement {placement}, seed {args.seed}: {failure}")
         print(f"  rerun: bash ci/avx512.sh --case {n}:{placement} --seed {args.seed}")
         if failures == 1:
-            values, excluded = arrays
+            values, excluded, scales = arrays
             print(f"  counters {values}")
             print(f"  excluded {excluded}")
+            print(f"  scales {scales}")
         if failures >= 10:
             print("  (stopping after 10 failing cases)")
             break

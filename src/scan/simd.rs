@@ -116,7 +116,7 @@ fn min_pass<V: Vector, L: Source<V>, const PREFETCH: bool>(l: &L) -> u32 {
 
 /// How many lanes have the effective value `target` (wrapping, like the scalar count).
 #[inline(always)]
-fn count<V: Vector, L: Source<V>>(l: &L, target: u32) -> u32 {
+pub(super) fn count<V: Vector, L: Source<V>>(l: &L, target: u32) -> u32 {
     let (s, step) = (l.v(), 4 * V::LANES);
     let t = s.splat(target);
     let mut c = [s.splat(0); 4];
