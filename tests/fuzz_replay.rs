@@ -11,6 +11,8 @@ mod concurrent;
 mod ops;
 #[path = "../fuzz/src/scan.rs"]
 mod scan;
+#[path = "../fuzz/src/summary.rs"]
+mod summary;
 
 /// Stands in for `fuzz/src/page.rs`, which ends the arrays at an inaccessible
 /// page with `mmap` (the root crate does not depend on `libc`): here they are
@@ -70,6 +72,11 @@ fn ops_seeds() {
 #[test]
 fn concurrent_seeds() {
     replay("concurrent", concurrent::run_bytes);
+}
+
+#[test]
+fn summary_seeds() {
+    replay("summary", summary::run_bytes);
 }
 
 /// The op model's reported-load operations, in a sequence the fuzzer may take a
@@ -253,4 +260,74 @@ fn fleet_ops_agree_with_the_model() {
         initial: vec![0, 1, 2, 3],
         ops,
     });
+}
+
+/// The summarised pool's target on a sequence that makes every bound move:
+/// every worker loaded (the first picks raise all bounds), then releases,
+/// a report withdrawn, a drain and a health mark on the least-loaded worker,
+/// a removal and a newcomer in a reused slot, each followed by checked picks.
+#[test]
+fn summarised_pool_ops_find_the_least() {
+    use summary::{Input, Op};
+    let pick = |keep| Op::Pick { weight: 0, keep };
+    let mut ops = Vec::new();
+    // 1 524 workers, all at 2 (the last fill also names non-members).
+    for from in [0, 511, 1022] {
+        ops.push(Op::Fill {
+            from,
+            len: 511,
+            weight: 1,
+        });
+    }
+    ops.extend([pick(false), pick(false), Op::Select]);
+    // Releases in different blocks: each worker freed is the only one below
+    // the rest, behind a bound that a pick raised.
+    for at in [700, 100, 1300, 5] {
+        ops.extend([Op::Release { at, len: 0 }, pick(false), Op::Select, pick(true)]);
+    }
+    ops.extend([
+        // A report lifts worker 3, then is withdrawn: its counter comes down.
+        Op::Report { worker: 3, load: 40 },
+        Op::Release { at: 3, len: 0 },
+        pick(false),
+        Op::Report { worker: 3, load: 0 },
+        Op::Select,
+        // The least worker drains, then is marked unhealthy, then both end.
+        Op::Release { at: 900, len: 0 },
+        Op::Select,
+        Op::Drain {
+            worker: 900,
+            on: true,
+        },
+        pick(false),
+        Op::Drain {
+            worker: 900,
+            on: false,
+        },
+        Op::Health {
+            worker: 900,
+            healthy: false,
+        },
+        pick(false),
+        Op::Health {
+            worker: 900,
+            healthy: true,
+        },
+        Op::Select,
+        // A loaded worker leaves; once its slot is free a newcomer takes it at 0.
+        Op::Remove { worker: 1200 },
+        Op::Release { at: 1150, len: 63 },
+        Op::Reclaim,
+        Op::Insert { worker: 1530 },
+        pick(true),
+        Op::Select,
+        Op::Release { at: 0, len: 63 },
+        pick(false),
+    ]);
+    let checked = summary::run(Input {
+        seed: 19,
+        workers: 500,
+        ops,
+    });
+    assert_eq!(checked, 25);
 }

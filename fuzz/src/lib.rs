@@ -7,3 +7,4 @@ pub mod concurrent;
 pub mod ops;
 pub mod page;
 pub mod scan;
+pub mod summary;

@@ -1,0 +1,8 @@
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use workerpick_fuzz::summary::{Input, run};
+
+fuzz_target!(|input: Input| {
+    run(input);
+});

@@ -1,0 +1,199 @@
+//! Target `summary`: least-loaded on a summarised pool. The pool has a slot
+//! limit of 2^17, so it keeps a lower bound per block of 256 lanes, and 1 024
+//! to 2 047 workers, so every unmasked least-loaded pick takes the summarised
+//! path across 4 to 8 blocks. After any sequence of bookings (held or
+//! dropped), releases, reported loads, health marks, drains and membership
+//! changes, every least-loaded pick lands on a worker at the least effective
+//! load, read back from the pool just before it; and when everything is
+//! released no load is left.
+//!
+//! The oracle is the pool's own read-out (`loads`, `reported_load`,
+//! `is_draining`, `is_healthy`): the op model of target `ops` checks those
+//! against a model; this target checks that the summarised pick agrees with
+//! them, which a bound left above its block's least counter would break.
+
+use arbitrary::{Arbitrary, Unstructured};
+use std::collections::HashMap;
+use workerpick::{LeastLoaded, Pool, Request, Reservation, Rng};
+
+/// The slot limit: the smallest that keeps a summary.
+const LIMIT: usize = 1 << 17;
+
+/// Workers named by ops are `0..n + OUTSIDE`: some are not members.
+const OUTSIDE: u32 = 64;
+
+/// One scenario.
+#[derive(Arbitrary, Debug)]
+pub struct Input {
+    pub seed: u64,
+    /// `1024 + workers % 1024` workers at the start.
+    pub workers: u16,
+    pub ops: Vec<Op>,
+}
+
+/// One step. Workers are named by `u16`, taken modulo `n + OUTSIDE`.
+#[derive(Arbitrary, Debug)]
+pub enum Op {
+    /// A least-loaded reserve of weight `1 + weight % 4`, checked; held if `keep`.
+    Pick {
+        weight: u8,
+        keep: bool,
+    },
+    /// A least-loaded select, checked.
+    Select,
+    /// `reserve_worker` on `len % 512` workers from `from`, held.
+    Fill {
+        from: u16,
+        len: u16,
+        weight: u8,
+    },
+    /// Drops held reservation `at`, or `len % 64` of them from there.
+    Release {
+        at: u16,
+        len: u8,
+    },
+    /// Another router's figure for a worker.
+    Report {
+        worker: u16,
+        load: u16,
+    },
+    Health {
+        worker: u16,
+        healthy: bool,
+    },
+    Drain {
+        worker: u16,
+        on: bool,
+    },
+    Remove {
+        worker: u16,
+    },
+    Insert {
+        worker: u16,
+    },
+    Reclaim,
+}
+
+/// Decodes `data` as libFuzzer's `fuzz_target!` does and runs it.
+pub fn run_bytes(data: &[u8]) {
+    if let Ok(input) = Input::arbitrary_take_rest(Unstructured::new(data)) {
+        run(input);
+    }
+}
+
+/// The workers a least-loaded pick may choose and their effective loads
+/// (bookings plus reports): the members that are not draining, narrowed to
+/// the healthy ones while there is one.
+fn candidates(pool: &Pool<u32>) -> HashMap<u32, u32> {
+    let mut all = HashMap::new();
+    let mut healthy = HashMap::new();
+    for (w, booked) in pool.loads() {
+        if pool.is_draining(&w) == Some(true) {
+            continue;
+        }
+        let load = booked.saturating_add(pool.reported_load(&w).unwrap_or(0));
+        all.insert(w, load);
+        if pool.is_healthy(&w) == Some(true) {
+            healthy.insert(w, load);
+        }
+    }
+    if healthy.is_empty() { all } else { healthy }
+}
+
+/// Checks a pick's answer against the candidates read just before it.
+fn check(before: &HashMap<u32, u32>, got: Option<u32>, what: &str, checked: &mut usize) {
+    *checked += 1;
+    let least = before.values().min().copied();
+    match (got, least) {
+        (None, None) => {}
+        (Some(w), Some(least)) => {
+            let load = before.get(&w).copied();
+            assert_eq!(
+                load,
+                Some(least),
+                "{what} chose {w}: not a candidate at the least load {least}"
+            );
+        }
+        (got, least) => panic!("{what}: chose {got:?} with the least candidate load {least:?}"),
+    }
+}
+
+/// Replays `input` on a summarised pool, checking every pick; how many picks
+/// it checked.
+pub fn run(input: Input) -> usize {
+    let n = 1024 + u32::from(input.workers) % 1024;
+    let pool = Pool::with_max_workers(LIMIT).expect("a limit in range");
+    pool.replace(0..n).expect("distinct workers");
+    let mut h = pool.handle_with_rng(Rng::with_seed(input.seed));
+    let mut held: Vec<Reservation<'_, u32>> = Vec::new();
+    let worker = |w: u16| u32::from(w) % (n + OUTSIDE);
+    let ll = LeastLoaded::new();
+    let mut checked = 0;
+    for op in input.ops {
+        match op {
+            Op::Pick { weight, keep } => {
+                let before = candidates(&pool);
+                let request = Request::new().weight(1 + u32::from(weight % 4));
+                let got = h.reserve_with(&ll, &request).ok();
+                check(
+                    &before,
+                    got.as_ref().map(|r| *r.worker()),
+                    "reserve",
+                    &mut checked,
+                );
+                held.extend(got.filter(|_| keep));
+            }
+            Op::Select => {
+                let before = candidates(&pool);
+                check(&before, h.select(&ll).ok().copied(), "select", &mut checked);
+            }
+            Op::Fill { from, len, weight } => {
+                for w in (0..u32::from(len % 512)).map(|i| worker(from.wrapping_add(i as u16))) {
+                    held.extend(pool.reserve_worker(&w, 1 + u32::from(weight % 4)).ok());
+                }
+            }
+            Op::Release { at, len } => {
+                if !held.is_empty() {
+                    let at = usize::from(at) % held.len();
+                    let end = held.len().min(at + 1 + usize::from(len % 64));
+                    held.drain(at..end);
+                }
+            }
+            Op::Report { worker: w, load } => {
+                pool.report_load(&worker(w), u32::from(load));
+            }
+            Op::Health { worker: w, healthy } => {
+                let _ = pool.set_healthy(&worker(w), healthy);
+            }
+            Op::Drain { worker: w, on } => {
+                let _ = if on {
+                    pool.drain(&worker(w))
+                } else {
+                    pool.resume(&worker(w))
+                };
+            }
+            Op::Remove { worker: w } => {
+                let _ = pool.remove(&worker(w));
+            }
+            Op::Insert { worker: w } => {
+                let _ = pool.insert(worker(w));
+            }
+            Op::Reclaim => {
+                pool.reclaim();
+            }
+        }
+    }
+    drop(held);
+    assert!(
+        pool.loads().iter().all(|&(_, booked)| booked == 0),
+        "load left after every reservation was dropped"
+    );
+    let before = candidates(&pool);
+    check(
+        &before,
+        h.select(&ll).ok().copied(),
+        "select after the releases",
+        &mut checked,
+    );
+    checked
+}
