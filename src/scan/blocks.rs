@@ -23,7 +23,7 @@
 use super::dispatch;
 use super::draw::{SAMPLES, draw_among, sample};
 use super::kernel::Kernel;
-use super::outcome::{Least, MinTies};
+use super::outcome::Least;
 use super::scalar;
 use super::simd;
 use super::vector::{Op, Vector};
@@ -98,17 +98,12 @@ fn pick(
         if let Some(index) = sample::<1>(n, |i| l.value(i), lo, &mut draw) {
             return Some(Least::Found { index, min: lo });
         }
-        // The blocks at `lo`, while there are few. Only if there are more
-        // than fit, more tries: with few blocks at `lo` the ties are few, and
-        // counting them there costs less than tries that miss (each a load
-        // anywhere in the array).
-        let mut few = Tied::default();
-        for b in AtLo::new(kernel, cells, lo) {
-            if !few.push(b) {
-                break;
-            }
-        }
-        let few = few.blocks();
+        // The blocks at `lo`, while there are few (one pass over the bounds).
+        // Only if there are more than fit, more tries: with few blocks at
+        // `lo` the ties are few, and counting them there costs less than tries
+        // that miss (each a load anywhere in the array).
+        let at = kernel.few_at(cells, lo);
+        let few = at.few();
         if few.is_none()
             && let Some(index) = sample::<{ SAMPLES - 1 }>(n, |i| l.value(i), lo, &mut draw)
         {
@@ -120,7 +115,7 @@ fn pick(
         // on the counter it lowered from.
         fence(Acquire);
         let counted = match few {
-            Some(blocks) => l.count(summary, blocks.iter().copied(), lo),
+            Some(blocks) => l.count(summary, blocks.iter().map(|&b| b as usize), lo),
             None => l.count(summary, AtLo::new(kernel, cells, lo), lo),
         };
         let Counted { ties, raised, tied } = counted;
@@ -132,8 +127,8 @@ fn pick(
         }
         let k = draw_among(ties, &mut draw);
         return Some(match tied.blocks() {
-            Some(blocks) => l.find(blocks.iter().copied(), lo, k),
-            None => l.find(AtLo::new(kernel, cells, lo), lo, k),
+            Some(blocks) => l.find(blocks.iter().map(|&(b, ties)| (b as usize, Some(ties))), lo, k),
+            None => l.find(AtLo::new(kernel, cells, lo).map(|b| (b, None)), lo, k),
         });
     }
     None
@@ -171,20 +166,17 @@ impl View<'_> {
         )
     }
 
-    /// The least effective value in block `b` and how many lanes hold it.
-    fn block_min_ties(&self, b: usize) -> MinTies {
+    /// How many lanes of block `b` the pick may return hold the effective
+    /// value `lo`: one pass. Every lane is at least its block's bound, so at
+    /// least `lo`: the count alone tells whether the block's least is `lo`.
+    fn ties_at(&self, b: usize, lo: u32) -> u32 {
         let (_, c, e) = self.candidates(b);
-        self.kernel.min_ties(c, e)
+        self.kernel.count(c, e, lo)
     }
 
-    /// The least counter of block `b` (every lane of it, also past `n`),
-    /// whose least effective value is `effective`: no second scan when the
-    /// two must be the same.
-    fn block_counter_min(&self, b: usize, effective: u32) -> u32 {
+    /// The least counter of block `b`: every lane of it, also past `n`.
+    fn block_counter_min(&self, b: usize) -> u32 {
         let (start, end) = (b * self.width, ((b + 1) * self.width).min(self.all.len()));
-        if self.excluded.is_none() && end <= self.n && effective != u32::MAX {
-            return effective;
-        }
         least_of(self.kernel, &self.all[start..end])
     }
 
@@ -193,24 +185,32 @@ impl View<'_> {
     fn count(&self, summary: &Summary, blocks: impl Iterator<Item = usize>, lo: u32) -> Counted {
         let mut counted = Counted::default();
         for b in blocks {
-            let found = self.block_min_ties(b);
-            if found.min == lo {
-                counted.ties = counted.ties.wrapping_add(found.ties);
-                counted.tied.push(b);
+            let ties = self.ties_at(b, lo);
+            if ties > 0 {
+                counted.ties = counted.ties.wrapping_add(ties);
+                counted.tied.push(b, ties);
                 continue;
             }
-            let least = self.block_counter_min(b, found.min);
+            let least = self.block_counter_min(b);
             if least > lo {
-                counted.raised |= summary.raise(b, lo, least, || self.block_counter_min(b, u32::MAX));
+                counted.raised |= summary.raise(b, lo, least, || self.block_counter_min(b));
             }
         }
         counted
     }
 
     /// Tie `k` at `lo`, in index order over `blocks` (those holding the ties
-    /// counted); `Moved` if lanes moved and there are no longer that many.
-    fn find(&self, blocks: impl Iterator<Item = usize>, lo: u32, mut k: u32) -> Least {
-        for b in blocks {
+    /// counted, each with how many it held when counted, if known); `Moved`
+    /// if lanes moved and there are no longer that many.
+    fn find(&self, blocks: impl Iterator<Item = (usize, Option<u32>)>, lo: u32, mut k: u32) -> Least {
+        for (b, ties) in blocks {
+            if let Some(ties) = ties
+                && k >= ties
+            {
+                // Not in this block: skip it unread.
+                k -= ties;
+                continue;
+            }
             let (start, c, e) = self.candidates(b);
             match self.kernel.nth_tie(c, e, lo, k) {
                 Ok(i) => {
@@ -237,25 +237,25 @@ struct Counted {
     tied: Tied,
 }
 
-/// Up to 8 block indices, in the order pushed, unless more were pushed.
+/// Up to 8 blocks, each with its ties, in the order pushed, unless more
+/// were pushed.
 #[derive(Default)]
 struct Tied {
-    blocks: [usize; 8],
+    blocks: [(u32, u32); 8],
     len: usize,
 }
 
 impl Tied {
-    /// Adds `b`; whether it fit.
-    fn push(&mut self, b: usize) -> bool {
+    /// Adds block `b` holding `ties`.
+    fn push(&mut self, b: usize, ties: u32) {
         if let Some(slot) = self.blocks.get_mut(self.len) {
-            *slot = b;
+            *slot = (b as u32, ties);
         }
         self.len += 1;
-        self.len <= self.blocks.len()
     }
 
     /// Every block pushed, if they all fit.
-    fn blocks(&self) -> Option<&[usize]> {
+    fn blocks(&self) -> Option<&[(u32, u32)]> {
         self.blocks.get(..self.len)
     }
 }

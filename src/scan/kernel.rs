@@ -3,7 +3,7 @@
 use super::backend::Backend;
 use super::dispatch;
 use super::draw::{FEW_LANES, SAMPLES, SMALL_LANES, draw_among, sample};
-use super::outcome::{Least, MinTies};
+use super::outcome::{FewAt, Least, MinTies};
 use super::scalar;
 use super::simd;
 use super::vector::{Op, Vector};
@@ -51,6 +51,23 @@ impl Kernel {
     #[inline]
     pub(super) fn min_ties(self, counters: &[AtomicU32], excluded: Option<&[u32]>) -> MinTies {
         self.run(MinTiesOp { counters, excluded })
+    }
+
+    /// Where the counters equal to `target` lie, if at most
+    /// [`FewAt::MAX`] do: one pass, which stops when more are found.
+    #[inline]
+    pub(super) fn few_at(self, counters: &[AtomicU32], target: u32) -> FewAt {
+        self.run(FewAtOp { counters, target })
+    }
+
+    /// How many lanes have the effective value `target`: one pass, no minimum.
+    #[inline]
+    pub(super) fn count(self, counters: &[AtomicU32], excluded: Option<&[u32]>, target: u32) -> u32 {
+        self.run(CountOp {
+            counters,
+            excluded,
+            target,
+        })
     }
 
     /// See [`super::nth_tie`]; `None` scans every lane.
@@ -139,6 +156,45 @@ impl Op for MinTiesOp<'_> {
     #[inline(always)]
     fn vector<V: Vector>(self, v: V) -> MinTies {
         simd::min_ties(v, self.counters, self.excluded)
+    }
+}
+
+struct FewAtOp<'a> {
+    counters: &'a [AtomicU32],
+    target: u32,
+}
+
+impl Op for FewAtOp<'_> {
+    type Out = FewAt;
+
+    #[inline(always)]
+    fn scalar(self) -> FewAt {
+        scalar::few_at(self.counters, self.target)
+    }
+
+    #[inline(always)]
+    fn vector<V: Vector>(self, v: V) -> FewAt {
+        simd::few_at(v, self.counters, self.target)
+    }
+}
+
+struct CountOp<'a> {
+    counters: &'a [AtomicU32],
+    excluded: Option<&'a [u32]>,
+    target: u32,
+}
+
+impl Op for CountOp<'_> {
+    type Out = u32;
+
+    #[inline(always)]
+    fn scalar(self) -> u32 {
+        scalar::count(self.counters, self.excluded, self.target)
+    }
+
+    #[inline(always)]
+    fn vector<V: Vector>(self, v: V) -> u32 {
+        simd::count_of(v, self.counters, self.excluded, self.target)
     }
 }
 

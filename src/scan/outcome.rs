@@ -39,3 +39,43 @@ pub enum Least {
     /// The lanes at the minimum changed between the passes of the scan: scan again.
     Moved,
 }
+
+/// Where the entries equal to a value lie, when they are few: the summarised
+/// pick's look at its per-block bounds (`Kernel::few_at`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FewAt {
+    /// How many entries hold the value, up to [`FewAt::MAX`] + 1 (the search
+    /// stops there: "more than fit").
+    pub(crate) found: u32,
+    /// The first `found.min(MAX)` of them, in index order.
+    pub(crate) first: [u32; FewAt::MAX],
+}
+
+impl FewAt {
+    /// The most positions noted.
+    pub(crate) const MAX: usize = 8;
+
+    /// Where the entries lie, if there are at most [`FewAt::MAX`].
+    #[inline(always)]
+    pub(crate) fn few(&self) -> Option<&[u32]> {
+        self.first.get(..self.found as usize)
+    }
+
+    /// Notes the set bits of `bits` (bit j = entry `start + j`); false once
+    /// more than [`FewAt::MAX`] were found.
+    #[inline(always)]
+    pub(crate) fn note(&mut self, start: usize, mut bits: u64) -> bool {
+        while bits != 0 {
+            match self.first.get_mut(self.found as usize) {
+                Some(slot) => *slot = (start + bits.trailing_zeros() as usize) as u32,
+                None => {
+                    self.found += 1;
+                    return false;
+                }
+            }
+            self.found += 1;
+            bits &= bits - 1;
+        }
+        true
+    }
+}

@@ -3,7 +3,7 @@
 //! scan (`simd.rs`), so that the tests compare two independent implementations.
 
 use super::draw::{FEW_LANES, SMALL_LANES, drawn_lane, sample};
-use super::outcome::{Least, MinTies};
+use super::outcome::{FewAt, Least, MinTies};
 use super::weighting::{Weighting, score};
 use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
@@ -51,6 +51,29 @@ macro_rules! with_value {
 #[inline]
 pub(super) fn min_ties(counters: &[AtomicU32], excluded: Option<&[u32]>) -> MinTies {
     with_values!(counters, excluded, |values| min_ties_of(values))
+}
+
+/// Where the counters equal to `target` lie, up to [`FewAt::MAX`] of them.
+#[inline]
+pub(super) fn few_at(counters: &[AtomicU32], target: u32) -> FewAt {
+    let mut at = FewAt {
+        found: 0,
+        first: [0; FewAt::MAX],
+    };
+    for (i, c) in counters.iter().enumerate() {
+        if c.load(Relaxed) == target && !at.note(i, 1) {
+            break;
+        }
+    }
+    at
+}
+
+/// How many lanes have the effective value `target`.
+#[inline]
+pub(super) fn count(counters: &[AtomicU32], excluded: Option<&[u32]>, target: u32) -> u32 {
+    with_values!(counters, excluded, |values| {
+        values.fold(0u32, |n, v| n.wrapping_add(u32::from(v == target)))
+    })
 }
 
 #[inline]

@@ -10,8 +10,8 @@
 //! exclusion array (`ALL`) reads the counters alone: half the loads.
 
 use super::draw::{SAMPLES, SMALL_LANES, draw_among, drawn_lane, sample};
-use super::outcome::{Least, MinTies};
-use super::vector::{Source, Vector, Weighted, with_lanes};
+use super::outcome::{FewAt, Least, MinTies};
+use super::vector::{Lanes, Source, Vector, Weighted, with_lanes};
 use super::weighting::Weighting;
 use crate::sync::atomic::AtomicU32;
 
@@ -25,6 +25,46 @@ pub(super) fn min_ties<V: Vector>(v: V, counters: &[AtomicU32], excluded: Option
             ties: count(&l, min),
         }
     })
+}
+
+/// See `Kernel::few_at`: one pass that notes the lanes equal to `target`,
+/// stopping once more than [`FewAt::MAX`] are found.
+#[inline(always)]
+pub(super) fn few_at<V: Vector>(v: V, counters: &[AtomicU32], target: u32) -> FewAt {
+    let l = Lanes::all(v, counters);
+    let mut at = FewAt {
+        found: 0,
+        first: [0; FewAt::MAX],
+    };
+    let (s, step) = (v, 4 * V::LANES);
+    let t = s.splat(target);
+    let mut i = 0;
+    while i + step <= l.n() {
+        // SAFETY: i + step <= n.
+        if !at.note(i, s.eq_bits4(unsafe { l.get4(i) }, t)) {
+            return at;
+        }
+        i += step;
+    }
+    while i + V::LANES <= l.n() {
+        // SAFETY: i + LANES <= n.
+        if !at.note(i, s.eq_bits(unsafe { l.get(i) }, t)) {
+            return at;
+        }
+        i += V::LANES;
+    }
+    if i < l.n() {
+        // SAFETY: i < n < i + LANES. Lanes past the end read as u32::MAX: mask them.
+        let (v, real) = unsafe { l.tail(i) };
+        at.note(i, s.eq_bits(v, t) & real);
+    }
+    at
+}
+
+/// How many lanes have the effective value `target` (see [`count`]).
+#[inline(always)]
+pub(super) fn count_of<V: Vector>(v: V, counters: &[AtomicU32], excluded: Option<&[u32]>, target: u32) -> u32 {
+    with_lanes!(v, counters, excluded, |l| count(&l, target))
 }
 
 /// See [`super::nth_tie`].

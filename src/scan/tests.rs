@@ -5,6 +5,7 @@
 //! public functions (scalar for short arrays) and as its kernel, on every length.
 
 use super::backend::choose;
+use super::outcome::FewAt;
 use super::simd;
 use super::vector::Vector;
 use super::{Backend, Kernel, Least, MinTies, least, min_ties, min_ties_all, nth_tie, nth_tie_all, scalar};
@@ -190,6 +191,11 @@ fn check_lanes(counters: &[AtomicU32], values: &[u32], excluded: Option<&[u32]>)
         scalar::nth_tie(counters, excluded, want.min, want.ties),
         Err(want.ties)
     );
+    assert_eq!(
+        scalar::count(counters, excluded, want.min),
+        want.ties,
+        "scalar count"
+    );
     // A value that is not the minimum (or absent) must be searched the same way.
     let other = values
         .first()
@@ -233,6 +239,30 @@ fn check_lanes(counters: &[AtomicU32], values: &[u32], excluded: Option<&[u32]>)
             Err(other_n),
             "{}",
             ctx()
+        );
+    }
+    let mut first = [0; FewAt::MAX];
+    for (f, &i) in first.iter_mut().zip(&at) {
+        *f = i as u32;
+    }
+    let few = FewAt {
+        found: want.ties.min(FewAt::MAX as u32 + 1),
+        first,
+    };
+    for b in ALL {
+        let kernel = Kernel::of(b);
+        if excluded.is_none() {
+            assert_eq!(kernel.few_at(counters, want.min), few, "{b:?} few_at the minimum");
+        }
+        assert_eq!(
+            kernel.count(counters, excluded, want.min),
+            want.ties,
+            "{b:?} count of the minimum"
+        );
+        assert_eq!(
+            kernel.count(counters, excluded, other),
+            other_n,
+            "{b:?} count of {other}"
         );
     }
     for backend in ALL {
