@@ -229,7 +229,8 @@ fn large(c: &mut Criterion<CpuTime>) {
         let mut g = c.benchmark_group(format!("least-loaded-large/{n}"));
         let sel = LeastLoaded::new();
         for flat in [false, true] {
-            // Sized past the default limit: such a pool keeps the bounds.
+            // Sized for the fleet (past the default limit from 10^5 on); the
+            // default limit keeps the bounds too.
             let pool = Pool::with_max_workers(n.next_power_of_two().max(1 << 17)).unwrap();
             let pool = if flat { pool.with_flat_scan() } else { pool };
             pool.replace(0..n as u64).unwrap();

@@ -11,6 +11,7 @@ use crate::rng::Rng;
 use crate::scan::{self, Kernel, Least};
 use crate::snapshot::SetView;
 use crate::storage::counters::Counters;
+use crate::storage::summary::SUMMARISED_LANES;
 use crate::sync::atomic::Ordering;
 use core::marker::PhantomData;
 
@@ -270,6 +271,7 @@ impl<'a> Context<'a> {
             // answers when that cannot.
             if let Some(summary) = self.counters.summary()
                 && !self.masked
+                && counters.len() >= SUMMARISED_LANES
                 && let Some((index, min)) =
                     scan::least_summarised(self.backend, summary, self.counters, counters, lanes, self.rng)
             {

@@ -182,15 +182,17 @@
 ///
 /// # Summarised least-loaded (large pools)
 /// A flat scan reads every counter, so its cost grows with the fleet. A pool
-/// whose slot limit is `SUMMARISED_SLOTS` (2^17, twice the default limit) or
-/// more (`storage/summary.rs`) also keeps, per block of `2^s` lanes
-/// (`s = log2(slots) / 2`, clamped to 64..=1024 lanes: about `sqrt(slots)`),
-/// a *bound* `B[b]`; an unmasked least-loaded pick over `SUMMARISED_LANES`
-/// (4096) lanes or more reads the bounds instead (`scan/blocks.rs`). Smaller
-/// sets, masked picks and a pick that cannot settle (below) scan flat. A pool
-/// with a smaller limit (`Pool::new`, `Pool::from_workers`) keeps no bounds:
-/// its release tests one pool constant (the callgrind gate's budgets for 8
-/// and 1024 workers did not move), and so does its least-loaded pick.
+/// whose slot limit is `SUMMARISED_SLOTS` (1 024) or more (the default limit
+/// among them; `storage/summary.rs`) also keeps, per block of `2^s` lanes
+/// (`s = log2(slots) / 2`, clamped to 64..=1024 lanes: about `sqrt(slots)`,
+/// 256 for the default limit), a *bound* `B[b]`; an unmasked least-loaded
+/// pick over `SUMMARISED_LANES` (1 024) lanes or more reads the bounds
+/// instead (`scan/blocks.rs`). Smaller sets, masked picks and a pick that
+/// cannot settle (below) scan flat. A pool built with a smaller limit keeps
+/// no bounds: its release tests one pool constant, and so does its
+/// least-loaded pick. What the bounds cost a release of a pool that keeps
+/// them: one load of the block's bound and a predicted branch (about 8
+/// instructions in the callgrind gate; within run-to-run noise in time).
 ///
 /// **Invariant.** Outside the window of an operation that is lowering a
 /// counter (between its decrement and its bound update) or raising a bound
@@ -488,11 +490,10 @@ pub mod design {}
 ///   balanced pool takes the fast path (the min pass and one random try);
 ///   with only a few workers at the minimum it also counts and searches the
 ///   ties (about 2.5 times the work at 1024 workers, see BENCHMARKS.md).
-/// - Least-loaded in sublinear time (per-block lower bounds) is kept only by
-///   pools built with a limit of 2^17 slots or more
-///   ([`Pool::with_max_workers`](crate::Pool::with_max_workers)); a pool with
-///   the default limit scans every counter (7 times slower at 10 000 workers,
-///   see BENCHMARKS.md, "Large pools").
+/// - Least-loaded in sublinear time (per-block lower bounds) is kept by pools
+///   with room for 1 024 slots or more (the default limit among them); a pool
+///   built [`with_max_workers`](crate::Pool::with_max_workers) below that
+///   scans every counter.
 ///   Masked picks scan flat on every pool. A draining worker holding its
 ///   block's least counter makes picks scan flat until it drains.
 /// - Reported load (workers' reports, replicas' summaries) counts at most

@@ -141,7 +141,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         }
     }
 
-    /// Drops the per-block lower bounds that pools with a limit of 2^17
+    /// Drops the per-block lower bounds that pools with a limit of 1 024
     /// slots or more keep for least-loaded picks: every pick then scans all
     /// the counters. For the benchmarks and tests that compare the two; not
     /// part of the API.

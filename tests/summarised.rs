@@ -1,5 +1,5 @@
-//! The summarised least-loaded pick (pools with a slot limit of 2^17 or more,
-//! picks over 4096 lanes or more): the same
+//! The summarised least-loaded pick (pools with a slot limit of 1 024 or
+//! more, the default among them; picks over 1 024 lanes or more): the same
 //! answers as the flat scan — exact under reservation-only concurrency, ties
 //! uniform across blocks, masks and holes honoured, right through membership
 //! churn — and a 100 000-worker stress run.
@@ -9,8 +9,8 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 use workerpick::{DEFAULT_MAX_WORKERS, LeastLoaded, Pool, Request, Rng};
 
-/// Pools with a slot limit above twice the default keep the bounds.
-const SUMMARISED: usize = 2 * DEFAULT_MAX_WORKERS;
+/// The default limit keeps the bounds.
+const SUMMARISED: usize = DEFAULT_MAX_WORKERS;
 
 fn pool_of(workers: u32, max: usize) -> Pool<u32> {
     let pool = Pool::with_max_workers(max.max(SUMMARISED)).unwrap();

@@ -1,7 +1,7 @@
-//! Target `summary`: least-loaded on a summarised pool. The pool has a slot
-//! limit of 2^17, so it keeps a lower bound per block of 256 lanes, and 1 024
-//! to 2 047 workers, so every unmasked least-loaded pick takes the summarised
-//! path across 4 to 8 blocks. After any sequence of bookings (held or
+//! Target `summary`: least-loaded on a summarised pool. The pool has the
+//! default slot limit (2^16), so it keeps a lower bound per block of 256
+//! lanes, and 1 024 to 2 047 workers, so every unmasked least-loaded pick
+//! takes the summarised path across 4 to 8 blocks. After any sequence of bookings (held or
 //! dropped), releases, reported loads, health marks, drains and membership
 //! changes, every least-loaded pick lands on a worker at the least effective
 //! load, read back from the pool just before it; and when everything is
@@ -15,9 +15,6 @@
 use arbitrary::{Arbitrary, Unstructured};
 use std::collections::HashMap;
 use workerpick::{LeastLoaded, Pool, Request, Reservation, Rng};
-
-/// The slot limit: the smallest that keeps a summary.
-const LIMIT: usize = 1 << 17;
 
 /// Workers named by ops are `0..n + OUTSIDE`: some are not members.
 const OUTSIDE: u32 = 64;
@@ -122,8 +119,7 @@ fn check(before: &HashMap<u32, u32>, got: Option<u32>, what: &str, checked: &mut
 /// it checked.
 pub fn run(input: Input) -> usize {
     let n = 1024 + u32::from(input.workers) % 1024;
-    let pool = Pool::with_max_workers(LIMIT).expect("a limit in range");
-    pool.replace(0..n).expect("distinct workers");
+    let pool = Pool::from_workers(0..n).expect("distinct workers");
     let mut h = pool.handle_with_rng(Rng::with_seed(input.seed));
     let mut held: Vec<Reservation<'_, u32>> = Vec::new();
     let worker = |w: u16| u32::from(w) % (n + OUTSIDE);

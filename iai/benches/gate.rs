@@ -115,8 +115,8 @@ struct Case {
 }
 
 fn case(mode: Mode, op: Op, workers: u32, scan: Scan) -> Case {
-    // Large fleets: a pool sized past the default limit, which keeps the
-    // per-block bounds of the summarised least-loaded pick.
+    // Large fleets: a pool sized for them, past the default limit (which
+    // keeps the per-block bounds of the summarised least-loaded pick too).
     let pool = if let Op::SelectWeighted | Op::ReserveWeighted = op {
         let pool = Pool::new();
         for w in 0..workers {

@@ -49,9 +49,9 @@ pub fn pool_limit(workers: usize) -> usize {
 /// Whether least-loaded picks on a pool with `limit` slots and `workers`
 /// workers read the per-block bounds ("summarised") or every counter
 /// ("flat"). The library does not expose it: this restates its rule (bounds
-/// kept from a limit of 2^17 slots, used from 1 024 workers).
+/// kept by every pool with room for 1 024 slots, used from 1 024 workers).
 pub fn scan_kind(limit: usize, workers: usize, flat_scan: bool) -> &'static str {
-    if !flat_scan && limit > workerpick::DEFAULT_MAX_WORKERS && workers >= 1024 {
+    if !flat_scan && limit >= 1024 && workers >= 1024 {
         "summarised"
     } else {
         "flat"

@@ -45,6 +45,8 @@ fn a_100k_fleet_runs_summarised_and_keeps_the_invariants() {
     assert_eq!(scan_kind(pool_limit(WORKERS), WORKERS, false), "summarised");
     assert_eq!(scan_kind(pool_limit(WORKERS), WORKERS, true), "flat");
     assert_eq!(scan_kind(pool_limit(8), 8, false), "flat");
+    // The default limit keeps the bounds too: a 1 024-worker fleet reads them.
+    assert_eq!(scan_kind(pool_limit(1024), 1024, false), "summarised");
     let selector = sim::modes::selector("least-loaded").unwrap();
     let out = sim::engine::run(&load(false), &*selector, &Silent);
     assert_eq!(out.pick_error, None);

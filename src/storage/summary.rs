@@ -19,15 +19,10 @@ use crate::sync::atomic::{AtomicU32, Ordering, fence};
 pub(crate) const SUMMARISED_LANES: usize = if cfg!(loom) { 8 } else { 1024 };
 
 /// The smallest counter array (a pool's slot limit, padded) that keeps a
-/// summary: above the default limit, so that pools built with it
-/// (`Pool::new`, `Pool::from_workers`) pay nothing on release; a pool for a
-/// large fleet is built with `Pool::with_max_workers` anyway. Under loom,
-/// the 8-slot model pools.
-pub(crate) const SUMMARISED_SLOTS: usize = if cfg!(loom) {
-    8
-} else {
-    2 * crate::storage::DEFAULT_MAX_WORKERS
-};
+/// summary: one that can ever hold a pick of [`SUMMARISED_LANES`] lanes. So
+/// every pool built with the default limit keeps one, and only pools built
+/// `with_max_workers` below 1 024 pay nothing on release.
+pub(crate) const SUMMARISED_SLOTS: usize = SUMMARISED_LANES;
 
 /// Block sizes, as shifts: `sqrt(lanes)` rounded down to a power of two,
 /// within these bounds (a pick reads about `lanes / block + block` lanes).
