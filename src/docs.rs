@@ -236,11 +236,15 @@
 /// at the global minimum, and every lane at the global minimum lies in a
 /// block whose bound is `lo`. A uniform try over all `n` lanes (up to 8 when
 /// more than 8 blocks are at `lo`) takes a lane holding `lo`:
-/// uniform among the ties. If they miss,
-/// the ties at `lo` are counted in the blocks whose bound is `lo` (found with
-/// the kernel over the bounds), one is drawn and found in index order:
-/// uniform by construction. Blocks at `lo` whose least counter is higher get
-/// raised on the way; if no tie was found, the pick starts over (3 times) if
+/// uniform among the ties. If it misses, one pass over the bounds notes the
+/// blocks at `lo` (up to 8); when they are more, or an eighth of the blocks
+/// or more (ties may be dense), up to 7 more tries are made (past 8 blocks
+/// they are then found one by one); the ties at `lo` are counted in each, one pass a
+/// block (every lane is at least its block's bound, so the count alone says
+/// whether the block holds the minimum); one tie is drawn among them all and
+/// found in its block, which the counts name, so one more pass over one
+/// block: uniform by construction. Blocks at `lo` with no tie whose least
+/// counter is higher get raised on the way; if no tie was found, the pick starts over (3 times) if
 /// it raised any, else a block owes its bound to a lane the pick may not
 /// return (a draining worker's) and the pick scans flat. The answer is booked
 /// by the same validated compare-and-swap, so under reservation-only
@@ -249,7 +253,7 @@
 /// workers end at `kT/W` each. A pick costs one pass over `n / 2^s` bounds and
 /// one load when the pool is balanced, plus `c · 2^s` lanes when the try
 /// misses (`c` blocks at the least bound; more tries are made only when `c`
-/// is above 8); the worst case, ties thinly
+/// is above 8 or an eighth of the blocks); the worst case, ties thinly
 /// spread over many blocks, is the flat scan.
 ///
 /// **Switch point.** Measured with least-loaded reserve + read + release on a

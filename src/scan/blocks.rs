@@ -99,12 +99,14 @@ fn pick(
             return Some(Least::Found { index, min: lo });
         }
         // The blocks at `lo`, while there are few (one pass over the bounds).
-        // Only if there are more than fit, more tries: with few blocks at
-        // `lo` the ties are few, and counting them there costs less than tries
-        // that miss (each a load anywhere in the array).
+        // More tries only if they are many (more than fit) or an eighth of
+        // the blocks or more: then the ties may be dense, as the flat scan
+        // finds them. With few blocks at `lo` among many the ties are few,
+        // and counting them there costs less than tries that miss (each a
+        // load anywhere in the array).
         let at = kernel.few_at(cells, lo);
         let few = at.few();
-        if few.is_none()
+        if few.is_none_or(|f| 8 * f.len() >= blocks)
             && let Some(index) = sample::<{ SAMPLES - 1 }>(n, |i| l.value(i), lo, &mut draw)
         {
             return Some(Least::Found { index, min: lo });
