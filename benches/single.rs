@@ -340,26 +340,45 @@ fn scan(c: &mut Criterion<CpuTime>) {
     }
 }
 
-/// `weighted-scan/n`: the weighted least-loaded scan (`least-weighted`) beside
-/// the plain one (`least`) over `n` idle counters, per backend this CPU has.
-/// The capacities are 4:2:1:1 repeated (factors 1, 2, 4, 4) and the request
-/// weighs 1, so a quarter of the lanes tie at the least score.
+/// `weighted-scan/n`: the weighted least-loaded scan beside the plain one over
+/// `n` counters, per backend this CPU has, taken apart: `least` (idle, every
+/// lane tied), `least-quarter-ties` (the plain scan with the ties of the
+/// weighted one: a quarter of the lanes at 0, the rest at 1), and the weighted
+/// scan with equal factors (`least-weighted-equal`: its arithmetic, every lane
+/// tied) and with capacities 4:2:1:1 repeated (`least-weighted`: factors 1, 2,
+/// 4, 4, so a quarter of the idle lanes tie at the least score). The request
+/// weighs 1.
 fn weighted_scan(c: &mut Criterion<CpuTime>) {
     use workerpick::scan::{self, Backend, Weighting};
-    let counters = Box::new(Counters(core::array::from_fn(|_| AtomicU32::new(0))));
+    let idle = Box::new(Counters(core::array::from_fn(|_| AtomicU32::new(0))));
+    let quarter = Box::new(Counters(core::array::from_fn(|i| {
+        AtomicU32::new(u32::from(i % 4 != 0))
+    })));
     let scale: Vec<u32> = [1, 2, 4, 4].into_iter().cycle().take(10_240).collect();
+    let equal = vec![1; 10_240];
     let mut rng = Rng::with_seed(1);
     for n in [8, 1024, 10_000] {
-        let counters = &counters.0[..n];
+        let (counters, quarter) = (&idle.0[..n], &quarter.0[..n]);
         let w = Weighting {
             scale: &scale[..n],
             limit: u32::MAX / 4 - 1,
+            add: 1,
+        };
+        let same = Weighting {
+            scale: &equal[..n],
+            limit: u32::MAX - 1,
             add: 1,
         };
         let mut g = c.benchmark_group(format!("weighted-scan/{n}"));
         for &backend in Backend::available() {
             g.bench_function(BenchmarkId::new("least", backend.name()), |b| {
                 b.iter(|| scan::least(backend, counters, None, |m| rng.below(m)))
+            });
+            g.bench_function(BenchmarkId::new("least-quarter-ties", backend.name()), |b| {
+                b.iter(|| scan::least(backend, quarter, None, |m| rng.below(m)))
+            });
+            g.bench_function(BenchmarkId::new("least-weighted-equal", backend.name()), |b| {
+                b.iter(|| scan::least_weighted(backend, counters, None, same, |m| rng.below(m)))
             });
             g.bench_function(BenchmarkId::new("least-weighted", backend.name()), |b| {
                 b.iter(|| scan::least_weighted(backend, counters, None, w, |m| rng.below(m)))
@@ -432,6 +451,30 @@ fn weighted(c: &mut Criterion<CpuTime>) {
                     g.bench_function(BenchmarkId::new("reserve", name), |b| {
                         b.iter(|| *h.reserve(&sel).unwrap().worker())
                     });
+                }
+                if mode == Mode::LeastLoaded {
+                    // The unweighted pick by the weighted one's kind of scan
+                    // (flat: the weighted scan reads every lane, where from
+                    // 1 024 workers the unweighted one reads the bounds).
+                    let flat = Pool::new().with_flat_scan();
+                    flat.replace(0..n as u64).unwrap();
+                    let mut h = flat.handle_with_rng(Rng::with_seed(1));
+                    g.bench_function(BenchmarkId::new("reserve", "workerpick-unweighted-flat"), |b| {
+                        b.iter(|| *h.reserve(&sel).unwrap().worker())
+                    });
+                    // The unweighted pool with the weighted one's ties: the
+                    // workers at the least load are a quarter, at the places of
+                    // the capacity-4 ones.
+                    let held: Vec<_> = (0..n as u64)
+                        .filter(|w| w % 4 != 0)
+                        .map(|w| plain.reserve_worker(&w, 1).unwrap())
+                        .collect();
+                    let mut h = plain.handle_with_rng(Rng::with_seed(1));
+                    g.bench_function(
+                        BenchmarkId::new("reserve", "workerpick-unweighted-quarter"),
+                        |b| b.iter(|| *h.reserve(&sel).unwrap().worker()),
+                    );
+                    drop(held);
                 }
                 g.finish();
             });

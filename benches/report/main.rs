@@ -628,29 +628,40 @@ fn weighted_table(d: &Data) -> String {
         ns_col("reserve, weighted", &p("reserve", "workerpick-handle")),
         ns_col("reserve, unweighted", &p("reserve", "workerpick-unweighted")),
         ratio_col("÷ unweighted", 3, 4),
+        ns_col(
+            "reserve, unweighted, flat scan",
+            &p("reserve", "workerpick-unweighted-flat"),
+        ),
+        ratio_col("weighted ÷ that", 3, 6),
+        ns_col(
+            "reserve, unweighted, a quarter at the least load",
+            &p("reserve", "workerpick-unweighted-quarter"),
+        ),
+        ratio_col("weighted ÷ that", 3, 8),
     ];
     grid(d, "mode/workers", &rows, &cols)
 }
 
-/// The weighted least-loaded scan beside the plain one, per backend.
+/// The weighted least-loaded scan beside the plain one, per backend, taken
+/// apart into the cost of its ties and of its arithmetic.
 fn weighted_scan_table(d: &Data) -> String {
-    let rows: Vec<Row> = [8, 1024, 10_000]
-        .iter()
-        .map(|n| row(n.to_string(), &[("n", n)]))
-        .collect();
-    let mut cols = Vec::new();
-    for (i, b) in d.backends().iter().enumerate() {
-        cols.push(ns_col(
-            &format!("`{b}` plain"),
-            &format!("weighted-scan/{{n}}/least/{b}"),
-        ));
-        cols.push(ns_col(
-            &format!("`{b}` weighted"),
-            &format!("weighted-scan/{{n}}/least-weighted/{b}"),
-        ));
-        cols.push(ratio_col("÷ plain", 3 * i + 1, 3 * i));
+    let mut rows = Vec::new();
+    for b in d.backends() {
+        for n in [8, 1024, 10_000] {
+            rows.push(row(format!("`{b}`, {n}"), &[("b", &b), ("n", &n)]));
+        }
     }
-    grid(d, "lanes", &rows, &cols)
+    let p = |what: &str| format!("weighted-scan/{{n}}/{what}/{{b}}");
+    let cols = [
+        ns_col("plain, idle (every lane tied)", &p("least")),
+        ns_col("plain, a quarter tied", &p("least-quarter-ties")),
+        ns_col("weighted, equal capacities", &p("least-weighted-equal")),
+        ns_col("weighted, 4:2:1:1", &p("least-weighted")),
+        ratio_col("weighted 4:2:1:1 ÷ plain idle", 3, 0),
+        ratio_col("ties alone (plain)", 1, 0),
+        ratio_col("arithmetic alone", 2, 0),
+    ];
+    grid(d, "backend, lanes", &rows, &cols)
 }
 
 /// Health transitions: mark + unmark, and marking a marked worker again.
