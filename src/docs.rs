@@ -519,15 +519,17 @@ pub mod design {}
 ///   most 2^16, and only while the least `(load + r) · L / c` fits 32 bits;
 ///   otherwise (capacities such as 1 000, 999 and 997, or loads within a
 ///   factor `L` of `u32::MAX`) it scans in scalar code, exactly, at about the
-///   cost of the scalar backend. Large pools' per-block bounds are not used by
-///   weighted picks (they scan flat). Even on the SIMD path a weighted scan
-///   does per vector three loads (counters, factors, clamps), a clamp and a
-///   multiply where the plain scan does one load and one minimum: in
-///   `BENCHMARKS.md` (*Heterogeneous fleets*) it costs about three plain scans,
-///   and weighted least-loaded reserve about 2.9× the unweighted one at 1 024
-///   workers. One clamp for all lanes (dropping the per-lane clamps, and
-///   checking that the lane found was not clamped) would save a load and an
-///   operation per vector; it is not done.
+///   cost of the scalar backend. The per-block bounds are not used by
+///   weighted picks: they scan every lane, where from 1 024 workers an
+///   unweighted pick reads the bounds, so the gap between the two grows with
+///   the fleet. Even against the flat unweighted scan a weighted scan does
+///   more per vector: two loads (counters, factors), a clamp, an add and a
+///   multiply where the plain scan does one load and one minimum; and over
+///   unequal capacities only the workers of the largest capacity tie on an
+///   idle pool, so its random tries miss more often. `BENCHMARKS.md`
+///   (*Heterogeneous fleets*) takes the cost apart into the two. Summarising
+///   weighted scores per block (a bound `(B[b] + r) · min(scale in b)`) would
+///   bring the bounds to weighted picks; it is not done.
 /// - Weighted round-robin keeps its schedule as a list of Σc entries (4 bytes
 ///   each) while Σc ≤ max(2^16, 16n); past that it walks tickets by a stride
 ///   rule, a few per pick for ordinary spreads, bounded, then one weighted
