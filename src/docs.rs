@@ -493,7 +493,9 @@ pub mod design {}
 /// - Least-loaded's speed depends on how many workers tie: an idle or
 ///   balanced pool takes the fast path (the min pass and one random try);
 ///   with only a few workers at the minimum it also counts and searches the
-///   ties (about 2.5 times the work at 1024 workers, see BENCHMARKS.md).
+///   ties (at 1 024 and 10 000 workers about 2.5 to 3 times the
+///   instructions of an idle pick: `iai/budgets.toml`; times in
+///   BENCHMARKS.md, *4 ties* and *Large pools*).
 /// - Least-loaded in sublinear time (per-block lower bounds) is kept by pools
 ///   with room for 1 024 slots or more (the default limit among them); a pool
 ///   built [`with_max_workers`](crate::Pool::with_max_workers) below that
