@@ -201,8 +201,9 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         let allocated = self.capacity;
         for (slot, key) in fresh {
             if slot >= self.capacity {
+                // Every slot below the capacity has its key storage.
+                slots.ensure(self.capacity as usize, slot as usize + 1);
                 self.capacity = slot + 1;
-                slots.ensure(self.capacity as usize);
             } else {
                 self.free.remove(&slot);
                 slots.reused(slot);

@@ -309,6 +309,22 @@ fn replace(pool: &'static Pool<u32>) -> &'static Pool<u32> {
     pool
 }
 
+/// An empty pool with room for `workers`, and how many.
+fn empty(workers: u32) -> (&'static Pool<u32>, u32) {
+    let limit = (workers as usize).next_power_of_two();
+    let pool = Pool::with_max_workers(limit).expect("a valid limit");
+    (Box::leak(Box::new(pool)), workers)
+}
+
+#[library_benchmark]
+#[bench::build_100000(args = (100_000), setup = empty, config = budget("build_100000"))]
+fn build((pool, workers): (&'static Pool<u32>, u32)) -> &'static Pool<u32> {
+    // One change adding every worker: linear in them (a new slot's key
+    // storage is found once, not by a walk over every chunk before it).
+    pool.replace(black_box(0..workers)).expect("a valid worker set");
+    pool
+}
+
 /// A replica's summary naming every one of `workers`, and a pool to apply it to
 /// that holds the replica's previous summary: the same loads (`changed` false:
 /// nothing moves) or every one different.
@@ -337,5 +353,5 @@ fn apply((pool, summary): (&'static Pool<u32>, Summary<u32>)) -> bool {
 
 library_benchmark_group!(name = picks, benchmarks = pick);
 library_benchmark_group!(name = reports, benchmarks = apply);
-library_benchmark_group!(name = membership, benchmarks = [swap, replace]);
+library_benchmark_group!(name = membership, benchmarks = [swap, replace, build]);
 main!(library_benchmark_groups = picks, membership, reports);

@@ -55,9 +55,12 @@ impl<W> Slots<W> {
         self.max
     }
 
-    /// Allocates key storage up to (not including) slot `end`. Writers only.
-    pub(crate) fn ensure(&self, end: usize) {
-        for i in 0..end.div_ceil(KEY_CHUNK) {
+    /// Allocates key storage for slots `from..end`, where every slot below
+    /// `from` has its storage already: only the chunks those slots reach, so
+    /// that adding n workers one by one costs O(n), not a walk over every
+    /// chunk per worker. Writers only.
+    pub(crate) fn ensure(&self, from: usize, end: usize) {
+        for i in from / KEY_CHUNK..end.div_ceil(KEY_CHUNK) {
             self.keys.grow(i);
         }
     }
