@@ -250,6 +250,8 @@ fn run_with<S: Selector>(
 #[bench::least_loaded_reserve_4_ties_10000(args = (Mode::LeastLoaded, Op::ReserveFewTies, 10_000, Scan::Detected), setup = case, config = budget("least_loaded_reserve_4_ties_10000"))]
 #[bench::least_loaded_reserve_100000(args = (Mode::LeastLoaded, Op::Reserve, 100_000, Scan::Detected), setup = case, config = budget("least_loaded_reserve_100000"))]
 #[bench::least_loaded_reserve_4_ties_100000(args = (Mode::LeastLoaded, Op::ReserveFewTies, 100_000, Scan::Detected), setup = case, config = budget("least_loaded_reserve_4_ties_100000"))]
+#[bench::least_loaded_reserve_1000000(args = (Mode::LeastLoaded, Op::Reserve, 1_000_000, Scan::Detected), setup = case, config = budget("least_loaded_reserve_1000000"))]
+#[bench::least_loaded_reserve_4_ties_1000000(args = (Mode::LeastLoaded, Op::ReserveFewTies, 1_000_000, Scan::Detected), setup = case, config = budget("least_loaded_reserve_4_ties_1000000"))]
 #[bench::least_loaded_reserve_masked_1024(args = (Mode::LeastLoaded, Op::ReserveMasked, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_masked_1024"))]
 #[bench::least_loaded_reserve_reported_8(args = (Mode::LeastLoaded, Op::ReserveReported, 8, Scan::Detected), setup = case, config = budget("least_loaded_reserve_reported_8"))]
 #[bench::least_loaded_reserve_reported_1024(args = (Mode::LeastLoaded, Op::ReserveReported, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_reported_1024"))]
