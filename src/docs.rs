@@ -243,7 +243,12 @@
 /// block (every lane is at least its block's bound, so the count alone says
 /// whether the block holds the minimum); one tie is drawn among them all and
 /// found in its block, which the counts name, so one more pass over one
-/// block: uniform by construction. Blocks at `lo` with no tie whose least
+/// block: uniform by construction. With up to 8 blocks at `lo` the counts, the
+/// draw and the search are one call into the backend (`Kernel::draw_in_blocks`):
+/// a call per block and per search cost more time than the passes over a
+/// block of 64 lanes themselves, though the one call runs ~10% more
+/// instructions (BENCHMARKS.md, *Large pools*, has the times). Everything
+/// after the first try is out of line, so the idle pick keeps a small frame. Blocks at `lo` with no tie whose least
 /// counter is higher get raised on the way; if no tie was found, the pick starts over (3 times) if
 /// it raised any, else a block owes its bound to a lane the pick may not
 /// return (a draining worker's) and the pick scans flat. The answer is booked
@@ -493,7 +498,7 @@ pub mod design {}
 /// - Least-loaded's speed depends on how many workers tie: an idle or
 ///   balanced pool takes the fast path (the min pass and one random try);
 ///   with only a few workers at the minimum it also counts and searches the
-///   ties (at 1 024 and 10 000 workers about 2.5 to 3 times the
+///   ties (at 1 024 and 10 000 workers about 2.8 to 3.3 times the
 ///   instructions of an idle pick: `iai/budgets.toml`; times in
 ///   BENCHMARKS.md, *4 ties* and *Large pools*).
 /// - Least-loaded in sublinear time (per-block lower bounds) is kept by pools

@@ -21,7 +21,7 @@
 //! draining worker, or one outside the candidates): the caller scans flat.
 
 use super::dispatch;
-use super::draw::{SAMPLES, draw_among, sample};
+use super::draw::{Cut, SAMPLES, draw_among, sample};
 use super::kernel::Kernel;
 use super::outcome::Least;
 use super::scalar;
@@ -89,51 +89,100 @@ fn pick(
         width,
     };
     let cells = summary.cells(blocks);
-    for _ in 0..PASSES {
-        let lo = least_of(kernel, cells);
+    match l.first_try(cells, &mut draw)? {
+        Ok(found) => Some(found),
+        Err(lo) => l.settle(summary, cells, lo, draw),
+    }
+}
+
+impl View<'_> {
+    /// The least bound `lo`, and one try at it: in an idle or balanced pool it
+    /// lands on a tie. `Err(lo)` when it missed; `None` when no lane can be
+    /// returned (every bound is `u32::MAX`).
+    #[inline(always)]
+    fn first_try(
+        &self,
+        cells: &[AtomicU32],
+        draw: &mut impl FnMut(u32) -> u32,
+    ) -> Option<Result<Least, u32>> {
+        let lo = least_of(self.kernel, cells);
         if lo == u32::MAX {
             return None;
         }
-        // One try first: in an idle or balanced pool it lands on a tie.
-        if let Some(index) = sample::<1>(n, |i| l.value(i), lo, &mut draw) {
-            return Some(Least::Found { index, min: lo });
-        }
-        // The blocks at `lo`, while there are few (one pass over the bounds).
-        // More tries only if they are many (more than fit) or an eighth of
-        // the blocks or more: then the ties may be dense, as the flat scan
-        // finds them. With few blocks at `lo` among many the ties are few,
-        // and counting them there costs less than tries that miss (each a
-        // load anywhere in the array).
-        let at = kernel.few_at(cells, lo);
-        let few = at.few();
-        if few.is_none_or(|f| 8 * f.len() >= blocks)
-            && let Some(index) = sample::<{ SAMPLES - 1 }>(n, |i| l.value(i), lo, &mut draw)
-        {
-            return Some(Least::Found { index, min: lo });
-        }
-        // Count the ties at `lo`, raising stale bounds on the way. Acquire:
-        // if `lo` was written by a release's lowering, the block scans below
-        // see that release's decrement, so a raise from `lo` cannot be based
-        // on the counter it lowered from.
-        fence(Acquire);
-        let counted = match few {
-            Some(blocks) => l.count(summary, blocks.iter().map(|&b| b as usize), lo),
-            None => l.count(summary, AtLo::new(kernel, cells, lo), lo),
-        };
-        let Counted { ties, raised, tied } = counted;
-        if ties == 0 {
-            if raised {
-                continue;
-            }
-            return None;
-        }
-        let k = draw_among(ties, &mut draw);
-        return Some(match tied.blocks() {
-            Some(blocks) => l.find(blocks.iter().map(|&(b, ties)| (b as usize, Some(ties))), lo, k),
-            None => l.find(AtLo::new(kernel, cells, lo).map(|b| (b, None)), lo, k),
-        });
+        Some(match sample::<1>(self.n, |i| self.value(i), lo, draw) {
+            Some(index) => Ok(Least::Found { index, min: lo }),
+            None => Err(lo),
+        })
     }
-    None
+
+    /// The rest of the pick after the first try missed at `lo`: out of line,
+    /// so that the path of an idle or balanced pool (one read of the bounds,
+    /// one try) keeps a small frame.
+    #[inline(never)]
+    fn settle(
+        &self,
+        summary: &Summary,
+        cells: &[AtomicU32],
+        mut lo: u32,
+        mut draw: impl FnMut(u32) -> u32,
+    ) -> Option<Least> {
+        let (l, kernel, n, blocks) = (self, self.kernel, self.n, cells.len());
+        for pass in 0..PASSES {
+            if pass > 0 {
+                lo = match l.first_try(cells, &mut draw)? {
+                    Ok(found) => return Some(found),
+                    Err(lo) => lo,
+                };
+            }
+            // The blocks at `lo`, while there are few (one pass over the bounds).
+            // More tries only if they are many (more than fit) or an eighth of
+            // the blocks or more: then the ties may be dense, as the flat scan
+            // finds them. With few blocks at `lo` among many the ties are few,
+            // and counting them there costs less than tries that miss (each a
+            // load anywhere in the array).
+            let at = kernel.few_at(cells, lo);
+            let few = at.few();
+            if few.is_none_or(|f| 8 * f.len() >= blocks)
+                && let Some(index) = sample::<{ SAMPLES - 1 }>(n, |i| l.value(i), lo, &mut draw)
+            {
+                return Some(Least::Found { index, min: lo });
+            }
+            // Count the ties at `lo`, raising stale bounds on the way. Acquire:
+            // if `lo` was written by a release's lowering, the block scans below
+            // see that release's decrement, so a raise from `lo` cannot be based
+            // on the counter it lowered from.
+            fence(Acquire);
+            if let Some(blocks) = few {
+                // Few blocks: counted, drawn among and searched in one call.
+                let drawn = kernel.draw_in_blocks(l.cut(), blocks, lo, &mut draw);
+                let mut raised = false;
+                for (j, &b) in blocks.iter().enumerate() {
+                    if drawn.empty >> j & 1 == 1 {
+                        raised |= l.raise_stale(summary, b as usize, lo);
+                    }
+                }
+                match drawn.lane {
+                    Ok(index) => return Some(Least::Found { index, min: lo }),
+                    Err(0) if raised => continue,
+                    Err(0) => return None,
+                    Err(_) => return Some(Least::Moved),
+                }
+            }
+            let Counted { ties, raised, tied } = l.count(summary, AtLo::new(kernel, cells, lo), lo);
+            if ties == 0 {
+                if raised {
+                    continue;
+                }
+                return None;
+            }
+            let k = draw_among(ties, &mut draw);
+            return Some(match tied.blocks() {
+                Some(blocks) => l.find(blocks.iter().map(|&(b, ties)| (b as usize, Some(ties))), lo, k),
+                None => l.find(AtLo::new(kernel, cells, lo).map(|b| (b, None)), lo, k),
+            });
+        }
+        None
+    }
 }
 
 /// The lanes of one summarised pick.
@@ -155,24 +204,21 @@ impl View<'_> {
         self.all[i].load(Relaxed) | self.excluded.map_or(0, |e| e[i])
     }
 
-    /// Block `b`'s lanes that the pick may return, as the kernel takes them,
-    /// and the first of them.
+    /// The lanes that the pick may return, in blocks.
     #[inline(always)]
-    fn candidates(&self, b: usize) -> (usize, &[AtomicU32], Option<&[u32]>) {
-        let start = b * self.width;
-        let end = ((b + 1) * self.width).min(self.n);
-        (
-            start,
-            &self.all[start..end],
-            self.excluded.map(|e| &e[start..end]),
-        )
+    fn cut(&self) -> Cut<'_> {
+        Cut {
+            counters: &self.all[..self.n],
+            excluded: self.excluded,
+            width: self.width,
+        }
     }
 
     /// How many lanes of block `b` the pick may return hold the effective
     /// value `lo`: one pass. Every lane is at least its block's bound, so at
     /// least `lo`: the count alone tells whether the block's least is `lo`.
     fn ties_at(&self, b: usize, lo: u32) -> u32 {
-        let (_, c, e) = self.candidates(b);
+        let (c, e) = self.cut().block(b);
         self.kernel.count(c, e, lo)
     }
 
@@ -193,12 +239,16 @@ impl View<'_> {
                 counted.tied.push(b, ties);
                 continue;
             }
-            let least = self.block_counter_min(b);
-            if least > lo {
-                counted.raised |= summary.raise(b, lo, least, || self.block_counter_min(b));
-            }
+            counted.raised |= self.raise_stale(summary, b, lo);
         }
         counted
+    }
+
+    /// Raises block `b`'s bound from `lo` if its least counter is higher
+    /// (a block at `lo` that holds no tie); whether it was raised.
+    fn raise_stale(&self, summary: &Summary, b: usize, lo: u32) -> bool {
+        let least = self.block_counter_min(b);
+        least > lo && summary.raise(b, lo, least, || self.block_counter_min(b))
     }
 
     /// Tie `k` at `lo`, in index order over `blocks` (those holding the ties
@@ -213,7 +263,8 @@ impl View<'_> {
                 k -= ties;
                 continue;
             }
-            let (start, c, e) = self.candidates(b);
+            let (c, e) = self.cut().block(b);
+            let start = self.cut().span(b).0;
             match self.kernel.nth_tie(c, e, lo, k) {
                 Ok(i) => {
                     return Least::Found {

@@ -1,6 +1,9 @@
 //! How a least-loaded scan draws among the lanes at the minimum, and the lengths at
 //! which it changes path: shared by every backend, so that all make the same draws.
 
+use super::outcome::{Drawn, FewAt};
+use crate::sync::atomic::AtomicU32;
+
 /// How many random lanes [`least`](super::least) tries over more than [`SMALL_LANES`] lanes before
 /// it counts the ties (up to that many, which it reads in one pass, it tries one). With
 /// a fraction `p` of the lanes tying, all tries miss with probability `(1 - p)^8`:
@@ -81,3 +84,75 @@ pub(super) const FEW_LANES: usize = 8;
 /// Up to this many lanes [`least`](super::least) reads each lane once and makes one random try (its
 /// bit set of ties is a `u32`).
 pub(super) const SMALL_LANES: usize = 32;
+
+/// Lanes cut into blocks of `width`: block `b` is lanes `b * width..(b + 1) * width`,
+/// the last one cut at the end of the lanes.
+#[derive(Clone, Copy)]
+pub(super) struct Cut<'a> {
+    pub(super) counters: &'a [AtomicU32],
+    /// As long as `counters`, when given.
+    pub(super) excluded: Option<&'a [u32]>,
+    pub(super) width: usize,
+}
+
+impl<'a> Cut<'a> {
+    /// How many lanes there are.
+    #[inline(always)]
+    pub(super) fn lanes(&self) -> usize {
+        self.counters.len()
+    }
+
+    /// Block `b`'s first lane and its length (`0` past the end).
+    #[inline(always)]
+    pub(super) fn span(&self, b: usize) -> (usize, usize) {
+        let n = self.lanes();
+        let start = (b * self.width).min(n);
+        (start, ((b + 1) * self.width).min(n) - start)
+    }
+
+    /// Block `b`'s counters and exclusions.
+    #[inline(always)]
+    pub(super) fn block(&self, b: usize) -> (&'a [AtomicU32], Option<&'a [u32]>) {
+        let (start, len) = self.span(b);
+        let end = start + len;
+        (&self.counters[start..end], self.excluded.map(|e| &e[start..end]))
+    }
+}
+
+/// One lane drawn uniformly among those at a value in `blocks` (the first
+/// [`FewAt::MAX`]), with one draw (none for a single one): `count(b)` counts block
+/// `b`'s lanes at the value, and `nth(b, k)` finds the `k`-th of them (as
+/// `Kernel::count` and `Kernel::nth_tie` do, with the index over all lanes). The path
+/// of every backend, so that they all make the same draw.
+#[inline(always)]
+pub(super) fn in_blocks(
+    blocks: &[u32],
+    mut count: impl FnMut(usize) -> u32,
+    nth: impl FnOnce(usize, u32) -> Result<usize, u32>,
+    draw: impl FnOnce(u32) -> u32,
+) -> Drawn {
+    let blocks = &blocks[..blocks.len().min(FewAt::MAX)];
+    let mut per = [0u32; FewAt::MAX];
+    let (mut ties, mut empty) = (0u32, 0u32);
+    for (j, &b) in blocks.iter().enumerate() {
+        per[j] = count(b as usize);
+        ties = ties.wrapping_add(per[j]);
+        empty |= u32::from(per[j] == 0) << j;
+    }
+    if ties == 0 {
+        return Drawn { lane: Err(0), empty };
+    }
+    let mut k = draw_among(ties, draw);
+    for (j, &b) in blocks.iter().enumerate() {
+        if k < per[j] {
+            let lane = nth(b as usize, k).map_err(|_| ties);
+            return Drawn { lane, empty };
+        }
+        k -= per[j];
+    }
+    // k < ties, the sum of `per`: not reached.
+    Drawn {
+        lane: Err(ties),
+        empty,
+    }
+}

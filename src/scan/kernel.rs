@@ -2,8 +2,8 @@
 
 use super::backend::Backend;
 use super::dispatch;
-use super::draw::{FEW_LANES, SAMPLES, SMALL_LANES, draw_among, sample};
-use super::outcome::{FewAt, Least, MinTies};
+use super::draw::{self, Cut, FEW_LANES, SAMPLES, SMALL_LANES, draw_among, sample};
+use super::outcome::{Drawn, FewAt, Least, MinTies};
 use super::scalar;
 use super::simd;
 use super::vector::{Op, Vector};
@@ -67,6 +67,26 @@ impl Kernel {
             counters,
             excluded,
             target,
+        })
+    }
+
+    /// One lane drawn uniformly with `draw` among those at `target` in `blocks`
+    /// (up to [`FewAt::MAX`]) of `cut`: `count` on each, one draw, `nth_tie` in the
+    /// block holding the drawn lane, in one call to the backend (see
+    /// [`Drawn`]).
+    #[inline]
+    pub(super) fn draw_in_blocks(
+        self,
+        cut: Cut<'_>,
+        blocks: &[u32],
+        target: u32,
+        draw: impl FnOnce(u32) -> u32,
+    ) -> Drawn {
+        self.run(DrawInBlocksOp {
+            cut,
+            blocks,
+            target,
+            draw,
         })
     }
 
@@ -216,6 +236,44 @@ impl Op for NthTieOp<'_> {
     #[inline(always)]
     fn vector<V: Vector>(self, v: V) -> Self::Out {
         simd::nth_tie(v, self.counters, self.excluded, self.min, self.k)
+    }
+}
+
+struct DrawInBlocksOp<'a, D> {
+    cut: Cut<'a>,
+    blocks: &'a [u32],
+    target: u32,
+    draw: D,
+}
+
+impl<D: FnOnce(u32) -> u32> Op for DrawInBlocksOp<'_, D> {
+    type Out = Drawn;
+
+    #[inline(always)]
+    fn scalar(self) -> Drawn {
+        let DrawInBlocksOp {
+            cut,
+            blocks,
+            target,
+            draw,
+        } = self;
+        draw::in_blocks(
+            blocks,
+            |b| {
+                let (c, e) = cut.block(b);
+                scalar::count(c, e, target)
+            },
+            |b, k| {
+                let (c, e) = cut.block(b);
+                scalar::nth_tie(c, e, target, k).map(|i| cut.span(b).0 + i)
+            },
+            draw,
+        )
+    }
+
+    #[inline(always)]
+    fn vector<V: Vector>(self, v: V) -> Drawn {
+        simd::draw_in_blocks(v, self.cut, self.blocks, self.target, self.draw)
     }
 }
 

@@ -79,3 +79,14 @@ impl FewAt {
         true
     }
 }
+
+/// What a draw among the lanes at one value in a few blocks found
+/// (`Kernel::draw_in_blocks`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Drawn {
+    /// The lane drawn; else how many lanes at the value were counted: none,
+    /// or some whose lanes moved before the search for the one drawn.
+    pub(crate) lane: Result<usize, u32>,
+    /// Bit `j` set: the `j`-th block held no lane at the value.
+    pub(crate) empty: u32,
+}

@@ -9,8 +9,8 @@
 //! backend that runs it, with that backend's target features. A scan without an
 //! exclusion array (`ALL`) reads the counters alone: half the loads.
 
-use super::draw::{SAMPLES, SMALL_LANES, draw_among, drawn_lane, sample};
-use super::outcome::{FewAt, Least, MinTies};
+use super::draw::{Cut, SAMPLES, SMALL_LANES, draw_among, drawn_lane, in_blocks, sample};
+use super::outcome::{Drawn, FewAt, Least, MinTies};
 use super::vector::{Lanes, Source, Vector, Weighted, with_lanes};
 use super::weighting::Weighting;
 use crate::sync::atomic::AtomicU32;
@@ -65,6 +65,34 @@ pub(super) fn few_at<V: Vector>(v: V, counters: &[AtomicU32], target: u32) -> Fe
 #[inline(always)]
 pub(super) fn count_of<V: Vector>(v: V, counters: &[AtomicU32], excluded: Option<&[u32]>, target: u32) -> u32 {
     with_lanes!(v, counters, excluded, |l| count(&l, target))
+}
+
+/// See `Kernel::draw_in_blocks`: the lanes matched against the exclusions once,
+/// each block a part of them.
+#[inline(always)]
+pub(super) fn draw_in_blocks<V: Vector>(
+    v: V,
+    cut: Cut<'_>,
+    blocks: &[u32],
+    target: u32,
+    draw: impl FnOnce(u32) -> u32,
+) -> Drawn {
+    with_lanes!(v, cut.counters, cut.excluded, |l| {
+        // SAFETY: a block's span lies within the lanes.
+        let block = |b: usize| {
+            let (start, len) = cut.span(b);
+            (start, unsafe { l.sub(start, len) })
+        };
+        in_blocks(
+            blocks,
+            |b| count(&block(b).1, target),
+            |b, k| {
+                let (start, lanes) = block(b);
+                nth(&lanes, target, k).map(|i| start + i)
+            },
+            draw,
+        )
+    })
 }
 
 /// See [`super::nth_tie`].

@@ -5,7 +5,8 @@
 //! public functions (scalar for short arrays) and as its kernel, on every length.
 
 use super::backend::choose;
-use super::outcome::FewAt;
+use super::draw::Cut;
+use super::outcome::{Drawn, FewAt};
 use super::simd;
 use super::vector::Vector;
 use super::{Backend, Kernel, Least, MinTies, least, min_ties, min_ties_all, nth_tie, nth_tie_all, scalar};
@@ -267,6 +268,62 @@ fn check_lanes(counters: &[AtomicU32], values: &[u32], excluded: Option<&[u32]>)
     }
     for backend in ALL {
         check_least(backend, counters, excluded, want, &at);
+    }
+    check_draw_in_blocks(counters, excluded, want.min, &at);
+}
+
+/// `draw_in_blocks` on every backend: for each draw `k`, tie `k` of the listed
+/// blocks in list order, and the blocks holding none marked empty; one draw,
+/// over the number of ties, only when there are two or more.
+fn check_draw_in_blocks(counters: &[AtomicU32], excluded: Option<&[u32]>, min: u32, at: &[usize]) {
+    let n = excluded.map_or(counters.len(), |e| e.len().min(counters.len()));
+    for width in [4, 13, 64] {
+        let cut = Cut {
+            counters: &counters[..n],
+            excluded: excluded.map(|e| &e[..n]),
+            width,
+        };
+        let blocks = n.div_ceil(width) as u32;
+        // Every block (up to FewAt::MAX), then the odd ones backwards.
+        let lists: [Vec<u32>; 2] = [
+            (0..blocks.min(FewAt::MAX as u32)).collect(),
+            (0..blocks).filter(|b| b % 2 == 1).rev().take(3).collect(),
+        ];
+        for list in &lists {
+            let lanes: Vec<usize> = list
+                .iter()
+                .flat_map(|&b| at.iter().copied().filter(move |&i| i / width == b as usize))
+                .collect();
+            let empty = list
+                .iter()
+                .enumerate()
+                .filter(|&(_, &b)| !at.iter().any(|&i| i / width == b as usize))
+                .fold(0, |m, (j, _)| m | 1 << j);
+            let ties = lanes.len() as u32;
+            for b in ALL {
+                let kernel = Kernel::of(b);
+                let ctx = format!("{b:?}, width {width}, blocks {list:?}");
+                if lanes.is_empty() {
+                    let got = kernel.draw_in_blocks(cut, list, min, |_| panic!("a draw with no tie"));
+                    assert_eq!(got, Drawn { lane: Err(0), empty }, "{ctx}");
+                }
+                for (k, &lane) in lanes.iter().enumerate() {
+                    let draw = |m: u32| {
+                        assert!(ties > 1 && m == ties, "{ctx}: draw over {m} of {ties} ties");
+                        k as u32
+                    };
+                    let got = kernel.draw_in_blocks(cut, list, min, draw);
+                    assert_eq!(
+                        got,
+                        Drawn {
+                            lane: Ok(lane),
+                            empty
+                        },
+                        "{ctx}, k {k}"
+                    );
+                }
+            }
+        }
     }
 }
 
