@@ -231,10 +231,39 @@
 ///   on a scan that missed that release; the second look repairs it, so it is
 ///   another instance of the same window.
 ///
+/// **The floor.** One more value, `F` (`Summary::floor`, on a cache line of
+/// its own), with the number of blocks it covers: outside the same kind of
+/// windows, `F` is at most every counter of the blocks `0..covered`. It
+/// follows the bounds' rules one level up. Every lowering of a bound is
+/// followed, in the same thread, by a `SeqCst` load of `F` and a lowering
+/// of its value when the new count is below (a release pays that load too:
+/// about 3 instructions more in the callgrind gate); a raise's repair of a
+/// bound lowers `F` the same way. A pick raises `F` by compare-and-swap
+/// from the value it read, to the least bound of its blocks, covering those
+/// blocks; then it fences (`SeqCst`) and reads the bounds again, lowering
+/// `F` to what it finds. A lowering of a bound that the pick's first read
+/// missed either precedes that fence (the second look sees it) or is
+/// followed by a load of `F` that sees the raise (and lowers it). Without the
+/// compare-and-swap, or without the second look, the loom model
+/// `summary_race` fails. The covered count keeps a pick of an older snapshot,
+/// which reads fewer blocks, from vouching for a block it never read: a
+/// worker added there since may be lower. A pick trusts `F` only when it
+/// covers all its blocks, and the loom model `summary_floor_growth` fails
+/// when it trusts it regardless. (The lowering of `F` by a bound's repair is
+/// argued here, not modelled: it needs a release, a raise of that bound and
+/// a raise of `F` racing, three threads beyond what the models explore.)
+///
 /// **The pick.** `lo`, the least bound, is at most every candidate's
 /// effective value (counter `|` exclusion); a lane holding `lo` is therefore
 /// at the global minimum, and every lane at the global minimum lies in a
-/// block whose bound is `lo`. A uniform try over all `n` lanes (up to 8 when
+/// block whose bound is `lo`. The pick first tries one uniform lane at the
+/// floor `F` (which is at most `lo`, and equal once settled), before it
+/// reads any bound: in an idle or balanced pool that is the whole pick (one
+/// load of `F`, one of a lane), where reading the bounds of 10^6 workers
+/// (about 2 000 of them, 8 KB, evicted between picks by the pick's own
+/// random loads) cost more than the rest of the pick. If the try misses, the
+/// pick reads the bounds for `lo` and raises `F` to it if it was lower. A
+/// uniform try over all `n` lanes (up to 8 when
 /// more than 8 blocks are at `lo`) takes a lane holding `lo`:
 /// uniform among the ties. If it misses, one pass over the bounds notes the
 /// blocks at `lo` (up to 8); when they are more, or an eighth of the blocks
@@ -255,8 +284,9 @@
 /// by the same validated compare-and-swap, so under reservation-only
 /// concurrency (no release, bounds only rise) every booking lands on a lane at
 /// the global minimum, and `T` threads × `k` reservations over `W` idle
-/// workers end at `kT/W` each. A pick costs one pass over `n / 2^s` bounds and
-/// one load when the pool is balanced, plus `c · 2^s` lanes when the try
+/// workers end at `kT/W` each. A pick costs two loads (the floor and a lane)
+/// when the pool is balanced and the floor settled, else one pass over
+/// `n / 2^s` bounds and a try, plus `c · 2^s` lanes when the try
 /// misses (`c` blocks at the least bound; more tries are made only when `c`
 /// is above 8 or an eighth of the blocks); the worst case, ties thinly
 /// spread over many blocks, is the flat scan.

@@ -14,6 +14,12 @@
 //! - `summary_growth`: the pool grows (a new slot in the last block, whose
 //!   unallocated lane is parked at `u32::MAX`) while a pick raises that
 //!   block's bound: the new worker, at load 0, is the next pick.
+//! - `summary_floor_growth`: the pool grows past the blocks a pick of the old
+//!   snapshot reads while that pick raises the floor (the bound above the
+//!   blocks' bounds) over them: the new worker, at load 0 in a new block, is
+//!   the next pick. This fails when a pick trusts a floor raised over fewer
+//!   blocks than its own (`Floor::covers` always true): the floor says 1 and
+//!   the try takes a worker at 1.
 #![cfg(loom)]
 
 use loom::sync::Arc;
@@ -109,5 +115,31 @@ fn summary_growth() {
         raiser.join().unwrap();
         assert_eq!(pool.select(&LeastLoaded::new()).unwrap(), 10);
         drop((held, draining));
+    });
+}
+
+#[test]
+fn summary_floor_growth() {
+    model("summary_floor_growth", || {
+        // Room for 16 slots (8 blocks of 2 under loom); 8 workers at 1, so
+        // the old snapshot's picks read 4 blocks.
+        let pool = Arc::new(Pool::with_max_workers(16).unwrap());
+        pool.replace(0u32..8).unwrap();
+        let held: Vec<_> = (0..8).map(|w| pool.reserve_worker(&w, 1).unwrap()).collect();
+        let raiser = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                pool.select(&LeastLoaded::new()).unwrap();
+            })
+        };
+        // Slot 8, a block no pick of the old snapshot reads, at load 0.
+        pool.insert(8).unwrap();
+        raiser.join().unwrap();
+        assert_eq!(
+            pool.select(&LeastLoaded::new()).unwrap(),
+            8,
+            "the new worker was hidden by a floor raised over fewer blocks"
+        );
+        drop(held);
     });
 }

@@ -10,9 +10,12 @@
 //! global minimum, and every lane at the global minimum then lies in a block
 //! whose bound is `lo`.
 //!
-//! The pick first tries a lane drawn uniformly over all `n`, and up to
-//! [`SAMPLES`] in all if more than 8 blocks are at `lo`; a try that finds `lo` is uniform among the ties (an idle or balanced
-//! pool ends here, after one read of the bounds). If the tries miss, it counts
+//! The pick first tries a lane drawn uniformly over all `n` at the floor (a
+//! bound on every counter of the blocks it covers, at most `lo`): a try that
+//! finds it is uniform among the ties, and an idle or balanced pool ends
+//! there, without reading the bounds. Otherwise it reads the bounds, raises
+//! the floor to `lo` if it was below, and tries again at `lo`, up to
+//! [`SAMPLES`] times in all if more than 8 blocks are at `lo`. If the tries miss, it counts
 //! the ties at `lo` in the blocks whose bound is `lo`, draws one, and finds
 //! it. A block at `lo` whose least counter is higher gets its bound raised on
 //! the way; if no tie was found but a bound was raised, `lo` was stale and the
@@ -29,7 +32,7 @@ use super::simd;
 use super::vector::{Op, Vector};
 use crate::rng::Rng;
 use crate::storage::counters::Counters;
-use crate::storage::summary::{SUMMARISED_LANES, Summary};
+use crate::storage::summary::{Floor, SUMMARISED_LANES, Summary};
 use crate::sync::atomic::Ordering::{Acquire, Relaxed};
 use crate::sync::atomic::{AtomicU32, fence};
 
@@ -89,50 +92,61 @@ fn pick(
         width,
     };
     let cells = summary.cells(blocks);
-    match l.first_try(cells, &mut draw)? {
-        Ok(found) => Some(found),
-        Err(lo) => l.settle(summary, cells, lo, draw),
+    // One try first, at the floor (at most every counter it covers): in an
+    // idle or balanced pool it lands on a tie without a look at the bounds.
+    let floor = summary.floor();
+    if floor.covers(blocks)
+        && let Some(index) = l.try_at(floor.value(), &mut draw)
+    {
+        return Some(Least::Found {
+            index,
+            min: floor.value(),
+        });
     }
+    l.settle(summary, cells, floor, draw)
 }
 
 impl View<'_> {
-    /// The least bound `lo`, and one try at it: in an idle or balanced pool it
-    /// lands on a tie. `Err(lo)` when it missed; `None` when no lane can be
-    /// returned (every bound is `u32::MAX`).
+    /// One uniform try over the lanes for one holding `lo` (none at
+    /// `u32::MAX`, which marks lanes no pick may return).
     #[inline(always)]
-    fn first_try(
-        &self,
-        cells: &[AtomicU32],
-        draw: &mut impl FnMut(u32) -> u32,
-    ) -> Option<Result<Least, u32>> {
-        let lo = least_of(self.kernel, cells);
+    fn try_at(&self, lo: u32, draw: &mut impl FnMut(u32) -> u32) -> Option<usize> {
         if lo == u32::MAX {
             return None;
         }
-        Some(match sample::<1>(self.n, |i| self.value(i), lo, draw) {
-            Some(index) => Ok(Least::Found { index, min: lo }),
-            None => Err(lo),
-        })
+        sample::<1>(self.n, |i| self.value(i), lo, draw)
     }
 
-    /// The rest of the pick after the first try missed at `lo`: out of line,
-    /// so that the path of an idle or balanced pool (one read of the bounds,
-    /// one try) keeps a small frame.
+    /// The rest of the pick after the try at the floor missed (or was not
+    /// made: the floor did not cover the pick's blocks): out of line, so that
+    /// the path of an idle or balanced pool (one load of the floor, one try)
+    /// keeps a small frame. Reads the bounds for `lo`, their least, and raises
+    /// the floor to it (over the pick's blocks) if it was below or did not
+    /// cover them.
     #[inline(never)]
     fn settle(
         &self,
         summary: &Summary,
         cells: &[AtomicU32],
-        mut lo: u32,
+        floor: Floor,
         mut draw: impl FnMut(u32) -> u32,
     ) -> Option<Least> {
         let (l, kernel, n, blocks) = (self, self.kernel, self.n, cells.len());
+        let tried = floor.covers(blocks).then(|| floor.value());
         for pass in 0..PASSES {
-            if pass > 0 {
-                lo = match l.first_try(cells, &mut draw)? {
-                    Ok(found) => return Some(found),
-                    Err(lo) => lo,
-                };
+            let lo = least_of(kernel, cells);
+            if lo == u32::MAX {
+                return None;
+            }
+            let seen = if pass == 0 { floor } else { summary.floor() };
+            if lo > seen.value() || !seen.covers(blocks) {
+                summary.raise_floor(seen, lo, blocks, || least_of(kernel, cells));
+            }
+            // A try at `lo`, unless the one at the floor was that.
+            if (pass > 0 || tried != Some(lo))
+                && let Some(index) = l.try_at(lo, &mut draw)
+            {
+                return Some(Least::Found { index, min: lo });
             }
             // The blocks at `lo`, while there are few (one pass over the bounds).
             // More tries only if they are many (more than fit) or an eighth of

@@ -6,12 +6,17 @@
 //! with its proof, is in [`docs::design`](crate::docs::design)). Releases lower
 //! a cell ([`Summary::lowered`]); bookings never touch it; a pick that finds a
 //! block's least counter above its cell raises the cell by compare-and-swap
-//! from the value it read ([`Summary::raise`]). Only pools with room for
+//! from the value it read ([`Summary::raise`]). Above the cells one more
+//! value, the floor, is never above the least counter of the whole array
+//! (nor, once settled, above the least cell): kept by the same rules (every
+//! lowering of a cell is followed by one of the floor; picks raise it by
+//! compare-and-swap, [`Summary::raise_floor`]), it lets an idle or balanced
+//! pool's pick try a lane without reading the cells. Only pools with room for
 //! [`SUMMARISED_SLOTS`] slots or more keep a summary; the others pay nothing
 //! on release but a branch on the pool's constant.
 
-use crate::sync::AtomicArray;
-use crate::sync::atomic::{AtomicU32, Ordering, fence};
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+use crate::sync::{AtomicArray, CachePadded};
 
 /// The scan length from which a pick uses the summary (below it, the flat scan
 /// is faster; see `docs::design` for the measurements). Under loom, the
@@ -33,6 +38,37 @@ const MAX_SHIFT: u32 = if cfg!(loom) { 1 } else { 10 };
 pub(crate) struct Summary {
     shift: u32,
     cells: AtomicArray,
+    /// A [`Floor`]: never above the least counter of the blocks it covers.
+    /// Read by every pick, written when a release takes a counter below it
+    /// and when a pick raises it; on a line of its own, so that those writes
+    /// do not evict `shift` and `cells`.
+    floor: CachePadded<AtomicU64>,
+}
+
+/// The floor as read: a value, and how many blocks (from the first) it is a
+/// lower bound of. A pick trusts it only when it covers all the pick's
+/// blocks: a pick of an older snapshot, with fewer lanes, raises it over its
+/// own blocks only, and a worker added since in a block past them may be
+/// lower.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Floor(u64);
+
+impl Floor {
+    fn new(value: u32, blocks: u32) -> Self {
+        Floor(u64::from(value) << 32 | u64::from(blocks))
+    }
+
+    /// The bound.
+    #[inline(always)]
+    pub(crate) fn value(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+
+    /// Whether it bounds the counters of blocks `0..blocks`.
+    #[inline(always)]
+    pub(crate) fn covers(self, blocks: usize) -> bool {
+        (self.0 as u32) as usize >= blocks
+    }
 }
 
 impl Summary {
@@ -46,6 +82,8 @@ impl Summary {
         Some(Self {
             shift,
             cells: AtomicArray::new(lanes.div_ceil(1 << shift)),
+            // 0 bounds everything.
+            floor: CachePadded::new(AtomicU64::new(Floor::new(0, u32::MAX).0)),
         })
     }
 
@@ -71,12 +109,20 @@ impl Summary {
         }
     }
 
+    /// The floor, as last settled.
+    #[inline(always)]
+    pub(crate) fn floor(&self) -> Floor {
+        Floor(self.floor.load(Ordering::Relaxed))
+    }
+
     /// `slot`'s counter was just lowered to `now` (a release, or a free slot
-    /// reused): lowers its block's cell to `now` if it is above.
+    /// reused): lowers its block's cell, then the floor, to `now` where they
+    /// are above.
     ///
-    /// The counter's decrement must be `SeqCst`; with the `SeqCst` load here it
-    /// pairs with the fence in [`raise`](Self::raise): either this load sees
-    /// the raise, or the raiser's second look sees the decrement.
+    /// The counter's decrement must be `SeqCst`; with the `SeqCst` loads here
+    /// it pairs with the fences in [`raise`](Self::raise) and
+    /// [`raise_floor`](Self::raise_floor): either a load sees the raise, or
+    /// the raiser's second look sees the decrement (or the lowered cell).
     #[inline(always)]
     pub(crate) fn lowered(&self, slot: u32, now: u32) {
         // Loom models `SeqCst` loads as acquire loads, which would allow what
@@ -86,6 +132,50 @@ impl Summary {
         let cell = self.cell(slot);
         if now < cell.load(Ordering::SeqCst) {
             cell.fetch_min(now, Ordering::SeqCst);
+        }
+        self.lower_floor(now);
+    }
+
+    /// Lowers the floor's value to `now` if it is above, keeping the blocks
+    /// it covers (after every lowering of a cell).
+    #[inline(always)]
+    fn lower_floor(&self, now: u32) {
+        #[cfg(loom)]
+        fence(Ordering::SeqCst);
+        if now < Floor(self.floor.load(Ordering::SeqCst)).value() {
+            self.lower_floor_slow(now);
+        }
+    }
+
+    /// [`lower_floor`](Self::lower_floor)'s store: a compare-and-swap loop
+    /// (a raise may change the blocks covered meanwhile).
+    #[inline(never)]
+    fn lower_floor_slow(&self, now: u32) {
+        let lower = |raw| {
+            let f = Floor(raw);
+            (now < f.value()).then(|| Floor::new(now, f.0 as u32).0)
+        };
+        let _ = self.floor.fetch_update(Ordering::SeqCst, Ordering::SeqCst, lower);
+    }
+
+    /// Raises the floor from `seen` (the value the caller read) to `to` (the
+    /// least cell, as the caller read them, `> seen`), then looks at the cells
+    /// again with `least` and lowers the floor to what it finds if that is
+    /// below `to`: the protocol of [`raise`](Self::raise), one level up. A
+    /// cell lowered after the caller read it was lowered by a release or a
+    /// raise's repair, which then lowers the floor too: either that sees this
+    /// raise, or this second look sees the lowered cell.
+    /// The floor then covers blocks `0..blocks` (those whose cells the caller
+    /// read); `least` must read the same.
+    pub(crate) fn raise_floor(&self, seen: Floor, to: u32, blocks: usize, least: impl FnOnce() -> u32) {
+        let to_floor = Floor::new(to, u32::try_from(blocks).unwrap_or(u32::MAX));
+        if !swap_floor(&self.floor, seen.0, to_floor.0) {
+            return;
+        }
+        fence(Ordering::SeqCst);
+        let now = least();
+        if now < to {
+            self.lower_floor_slow(now);
         }
     }
 
@@ -111,9 +201,28 @@ impl Summary {
         let now = least();
         if now < to {
             cell.fetch_min(now, Ordering::SeqCst);
+            self.lower_floor(now);
         }
         true
     }
+}
+
+/// The floor's raise: a compare-and-swap from `seen`.
+#[cfg(not(workerpick_plain_raise))]
+#[inline(always)]
+fn swap_floor(floor: &AtomicU64, seen: u64, to: u64) -> bool {
+    floor
+        .compare_exchange(seen, to, Ordering::SeqCst, Ordering::Relaxed)
+        .is_ok()
+}
+
+/// The floor's raise as a plain store: WRONG, as [`swap`]'s.
+#[cfg(workerpick_plain_raise)]
+#[inline(always)]
+fn swap_floor(floor: &AtomicU64, seen: u64, to: u64) -> bool {
+    let _ = seen;
+    floor.store(to, Ordering::SeqCst);
+    true
 }
 
 /// The raise itself: a compare-and-swap from `seen`.
