@@ -241,6 +241,16 @@ fn large(c: &mut Criterion<CpuTime>) {
             g.bench_function(BenchmarkId::new("reserve", name), |b| {
                 b.iter(|| *h.reserve(&sel).unwrap().worker())
             });
+            // The floor of any pick that books one worker drawn anywhere in
+            // the pool: a random reserve + read + release, no scan (its
+            // counter and its key, from wherever they are cached). On the
+            // flat pool, which keeps no bounds, it also shows what the bounds
+            // cost a release.
+            let random = workerpick::Random::new();
+            let id = if flat { "random-no-bounds" } else { "random" };
+            g.bench_function(BenchmarkId::new("reserve", id), |b| {
+                b.iter(|| *h.reserve(&random).unwrap().worker())
+            });
             let held: Vec<_> = (4..n)
                 .map(|w| pool.reserve_worker(&(w as u64), 1).unwrap())
                 .collect();

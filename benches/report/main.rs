@@ -721,6 +721,10 @@ fn large_table(d: &Data) -> String {
         ratio_col("÷ idle", 3, 0),
         ns_col("flat scan, 4 ties", &p("reserve-4-ties", "flat")),
         ns_col("reference", "{r}"),
+        ns_col("floor: random reserve", &p("reserve", "random")),
+        Col::Delta("summarised − floor".into(), 0, 7),
+        ns_col("random reserve, no bounds", &p("reserve", "random-no-bounds")),
+        Col::Delta("bounds' cost to a release".into(), 7, 9),
     ];
     grid(d, "workers", &rows, &cols)
 }
