@@ -297,12 +297,15 @@
 /// 100-150 against 55-59 / 91-109; 1024 lanes 38-48 / 100-147 against 56-77
 /// / 105-148; 2048 lanes 47-50 / 126-133 against 105-107 / 218-223. At 1024
 /// the summarised pick wins idle and ties with 4 ties, so `SUMMARISED_LANES`
-/// is 1024. Larger (criterion, `least-loaded-large`): 10^4 workers 31 / 76
-/// against 245 / 567; 10^5 36 / 102 against 3 278 / 6 521; 10^6 165-260 /
-/// 221 against 163 640 / 245 340. At 10^6 a pick is bound by two dependent cache
-/// misses, the sampled counter and then the worker's key (a random
-/// reservation with no scan costs 87-118 ns there). A release on a pool with
-/// bounds costs 0.2-0.9 ns more (random reserve + release at 10^4 workers).
+/// is 1024. Larger (criterion, `least-loaded-large`, with the floor): 10^4
+/// workers 34 / 68 against 157 / 432; 10^5 56 / 98 against 3 262 / 6 482;
+/// 10^6 201 / 193 against 40 333 / 73 255. Before the floor, an idle pick at
+/// 10^6 spent most of its time reading the ~2 000 bounds (211 against 148 ns
+/// with them skipped, in one session); a random reserve + release on the same
+/// pool, which reads no bound, took 88 ns in that run, and the rest of the gap
+/// was not traced. A release on a pool with bounds and the floor costs
+/// 1.2-1.3 ns more (random reserve + release at 10^4 and 10^5 workers, same
+/// pool built `with_flat_scan()`; BENCHMARKS.md, *Large pools*).
 ///
 /// # Selectors
 /// Modes are plug-ins behind the object-safe [`Selector`](crate::Selector)
