@@ -237,7 +237,7 @@
 /// follows the bounds' rules one level up. Every lowering of a bound is
 /// followed, in the same thread, by a `SeqCst` load of `F` and a lowering
 /// of its value when the new count is below (a release pays that load too:
-/// about 3 instructions more in the callgrind gate); a raise's repair of a
+/// about 4 instructions more in the callgrind gate); a raise's repair of a
 /// bound lowers `F` the same way. A pick raises `F` by compare-and-swap
 /// from the value it read, to the least bound of its blocks, covering those
 /// blocks; then it fences (`SeqCst`) and reads the bounds again, lowering

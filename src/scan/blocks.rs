@@ -232,7 +232,7 @@ impl View<'_> {
     /// value `lo`: one pass. Every lane is at least its block's bound, so at
     /// least `lo`: the count alone tells whether the block's least is `lo`.
     fn ties_at(&self, b: usize, lo: u32) -> u32 {
-        let (c, e) = self.cut().block(b);
+        let (_, c, e) = self.cut().block(b);
         self.kernel.count(c, e, lo)
     }
 
@@ -277,8 +277,7 @@ impl View<'_> {
                 k -= ties;
                 continue;
             }
-            let (c, e) = self.cut().block(b);
-            let start = self.cut().span(b).0;
+            let (start, c, e) = self.cut().block(b);
             match self.kernel.nth_tie(c, e, lo, k) {
                 Ok(i) => {
                     return Least::Found {

@@ -110,12 +110,16 @@ impl<'a> Cut<'a> {
         (start, ((b + 1) * self.width).min(n) - start)
     }
 
-    /// Block `b`'s counters and exclusions.
+    /// Block `b`'s first lane, and its counters and exclusions.
     #[inline(always)]
-    pub(super) fn block(&self, b: usize) -> (&'a [AtomicU32], Option<&'a [u32]>) {
+    pub(super) fn block(&self, b: usize) -> (usize, &'a [AtomicU32], Option<&'a [u32]>) {
         let (start, len) = self.span(b);
         let end = start + len;
-        (&self.counters[start..end], self.excluded.map(|e| &e[start..end]))
+        (
+            start,
+            &self.counters[start..end],
+            self.excluded.map(|e| &e[start..end]),
+        )
     }
 }
 

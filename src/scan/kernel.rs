@@ -260,12 +260,12 @@ impl<D: FnOnce(u32) -> u32> Op for DrawInBlocksOp<'_, D> {
         draw::in_blocks(
             blocks,
             |b| {
-                let (c, e) = cut.block(b);
+                let (_, c, e) = cut.block(b);
                 scalar::count(c, e, target)
             },
             |b, k| {
-                let (c, e) = cut.block(b);
-                scalar::nth_tie(c, e, target, k).map(|i| cut.span(b).0 + i)
+                let (start, c, e) = cut.block(b);
+                scalar::nth_tie(c, e, target, k).map(|i| start + i)
             },
             draw,
         )

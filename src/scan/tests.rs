@@ -276,12 +276,12 @@ fn check_lanes(counters: &[AtomicU32], values: &[u32], excluded: Option<&[u32]>)
 /// blocks in list order, and the blocks holding none marked empty; one draw,
 /// over the number of ties, only when there are two or more.
 fn check_draw_in_blocks(counters: &[AtomicU32], excluded: Option<&[u32]>, min: u32, at: &[usize]) {
-    let n = excluded.map_or(counters.len(), |e| e.len().min(counters.len()));
     // Not under Miri: there every backend runs as scalar, whose path here is
     // safe code, and the check multiplies each case's cost.
     if cfg!(miri) {
         return;
     }
+    let n = excluded.map_or(counters.len(), |e| e.len().min(counters.len()));
     for width in [4, 13, 64] {
         let cut = Cut {
             counters: &counters[..n],

@@ -7,8 +7,8 @@
 //! a cell ([`Summary::lowered`]); bookings never touch it; a pick that finds a
 //! block's least counter above its cell raises the cell by compare-and-swap
 //! from the value it read ([`Summary::raise`]). Above the cells one more
-//! value, the floor, is never above the least counter of the whole array
-//! (nor, once settled, above the least cell): kept by the same rules (every
+//! value, the floor, is never above the least counter of the blocks it
+//! covers (nor, once settled, above their least cell): kept by the same rules (every
 //! lowering of a cell is followed by one of the floor; picks raise it by
 //! compare-and-swap, [`Summary::raise_floor`]), it lets an idle or balanced
 //! pool's pick try a lane without reading the cells. Only pools with room for
@@ -67,7 +67,13 @@ impl Floor {
     /// Whether it bounds the counters of blocks `0..blocks`.
     #[inline(always)]
     pub(crate) fn covers(self, blocks: usize) -> bool {
-        (self.0 as u32) as usize >= blocks
+        self.blocks() as usize >= blocks
+    }
+
+    /// How many blocks it covers.
+    #[inline(always)]
+    fn blocks(self) -> u32 {
+        self.0 as u32
     }
 }
 
@@ -153,7 +159,7 @@ impl Summary {
     fn lower_floor_slow(&self, now: u32) {
         let lower = |raw| {
             let f = Floor(raw);
-            (now < f.value()).then(|| Floor::new(now, f.0 as u32).0)
+            (now < f.value()).then(|| Floor::new(now, f.blocks()).0)
         };
         let _ = self.floor.fetch_update(Ordering::SeqCst, Ordering::SeqCst, lower);
     }
