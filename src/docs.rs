@@ -412,12 +412,70 @@
 /// | random | uniform draw | P(i) = c_i / Σc: Walker's alias table (`weights::alias`), one draw and one comparison | O(1) |
 /// | round-robin | `ticket mod n` | smooth: the period of Σc tickets holds c_i turns of worker i, spread evenly (`weights::schedule`); a worker's turns never run longer than ⌈c_i / min c⌉ in a row | O(1) per ticket while Σc ≤ max(2^16, 16n) (the period as a list); a bounded walk of tickets past that |
 /// | power-of-two | the less loaded of two distinct uniform draws | two distinct draws in proportion to `c` (the alias table), the less `(load + r) / c` by 64-bit cross-multiplication (uniform draws would put a worker in at most 2/n of the pairs, too few for a large one) | two alias draws for one uniform pair |
-/// | least-loaded | SIMD min over the counters | the least `(load + r) / c`, exactly: the SIMD scan over per-lane scores `(load + r) · L / c_i`, `L` the capacities' lcm (`weights::scale`, `scan::least_weighted`), ties uniform | one multiply per lane; exact scalar path when `L > 2^16` or the least score is clamped |
+/// | least-loaded | SIMD min over the counters; from 1 024 lanes the per-block bounds on the counters | the least `(load + r) / c`, exactly: the SIMD scan over per-lane scores `(load + r) · L / c_i`, `L` the capacities' lcm (`weights::scale`, `scan::least_weighted`), ties uniform; from 1 024 lanes, for `r = 1`, per-block bounds on the scores (`scan::scored`, below) | one multiply per lane; from 1 024 lanes the bounds and a try over the candidates whose factor can reach the least; exact scalar path when `L > 2^16` or the least score is clamped |
 /// | device-aware | groups by cache hits, least loaded within | unweighted (see [`limitations`]) | — |
 ///
 /// A least score at or below `u32::MAX − L` was computed without clamping,
 /// so the scan's answer is exact; the counter it names is read again and its
 /// score recomputed before the compare-and-swap books from that load.
+///
+/// **Bounds on weighted scores.** The counters' bounds say nothing of the
+/// scores, whose order is not the counters' order, so a summarised pool keeps
+/// a second set, per block of the same lanes (`storage/scores.rs`): a bound
+/// on `min(score, u32::MAX)` over the block, the score being
+/// `(load + 1) · L / c_i`, for requests of weight 1 (the default; heavier ones
+/// scan flat). Factors change while requests fly (`set_capacity`, each slow
+/// start step), and a change of one capacity can change `L` and so every
+/// factor; so each set of factors the writer installs gets a *version*, each
+/// slot's factor is stored tagged with it (one `u64` per slot, which a release
+/// reads), and so is each bound (one `u64` per block). The writer installs a
+/// snapshot's factors before it publishes the snapshot, reusing the last
+/// version when they are unchanged.
+///
+/// *Invariant.* Outside the windows of the counters' bounds (a release
+/// between its decrement and its lowering, a raise between its swap and its
+/// second look), a bound tagged `v` is at most the score under version `v`'s
+/// factors of every lane of its block that has one. A pick of version `v`
+/// counts a bound tagged otherwise as 0 (nothing known).
+///
+/// *Why it holds.* The rules of the counters' bounds, with the tag: a pick
+/// raises a bound only by compare-and-swap from the tagged value it read, to
+/// the least score it then read under its own factors, after an acquire
+/// load of the bound, then fences and looks again (loom model `scores_race`
+/// fails with a plain store, `scores_second_look` without the second look).
+/// A release, after its decrement and the counters' bound and floor, loads
+/// its slot's tagged factor and the bound (`SeqCst`, behind a fence under
+/// loom): if the tags agree it lowers the bound to the slot's score, with the
+/// right factor; if they differ it lowers the bound to 0, which bounds
+/// anything. So a release whose tag is older than the bound's cannot leave it
+/// too high, and a bound of an older version is never trusted by a newer
+/// pick, nor overwritten by an older pick's raise (its swap fails on the
+/// tag; loom model `scores_version_race` races a capacity change against a
+/// raise under the old factors). Lowering is always safe; only raises need
+/// the protocol. Whether a release must look at the scores at all it learns
+/// from the floor it loads anyway: its top bit flags a pool with bounds on
+/// scores, set by the writer (`SeqCst`) after it made them and before it
+/// publishes any version; a release that does not see the flag decremented
+/// before any pick could raise a bound on scores. Versions are 32 bits, never
+/// 0; one would be reused after 2^32 changes of the factors while a pick of
+/// the first still ran.
+///
+/// *The pick.* `lo` is the least bound; a lane scoring `lo` is at the least
+/// score, and every lane at the least score lies in a block whose bound is
+/// `lo`. A lane of factor `f` scores at least `f`, so only the candidates of
+/// factors up to `lo` can tie: the snapshot keeps the candidates sorted by
+/// factor (`Scale::by_factor`), and the pick tries one uniform lane among
+/// that prefix, then up to two batches of 8 (read without a branch each, the
+/// first hit taken: uniform among the ties). In an idle pool of capacities
+/// 4:2:1:1 the prefix is the capacity-4 workers alone, all at `lo`, so the
+/// first try is the pick. If the tries miss, the pick counts the ties at `lo`
+/// in the blocks at `lo` (up to 16), raising on the way the bound of each
+/// that holds none (and every bound it counts as unknown, as after a new
+/// version), draws one and finds it; it reads the bounds again after a raise
+/// (3 times), and otherwise scans flat. Costs: a release of a weighted pool
+/// pays the factor's load, a multiply and the bound's load (about 45
+/// instructions in the callgrind gate); an unweighted pool's release pays
+/// nothing more (the flag rides on the floor's load and comparison).
 ///
 /// **Health.** [`Pool::set_healthy`](crate::Pool::set_healthy) adds
 /// [`UNHEALTHY_LOAD`](crate::UNHEALTHY_LOAD) (2^31) to the worker's counter
@@ -559,17 +617,14 @@ pub mod design {}
 ///   most 2^16, and only while the least `(load + r) · L / c` fits 32 bits;
 ///   otherwise (capacities such as 1 000, 999 and 997, or loads within a
 ///   factor `L` of `u32::MAX`) it scans in scalar code, exactly, at about the
-///   cost of the scalar backend. The per-block bounds are not used by
-///   weighted picks: they scan every lane, where from 1 024 workers an
-///   unweighted pick reads the bounds, so the gap between the two grows with
-///   the fleet. Even against the flat unweighted scan a weighted scan does
-///   more per vector: two loads (counters, factors), a clamp, an add and a
-///   multiply where the plain scan does one load and one minimum; and over
-///   unequal capacities only the workers of the largest capacity tie on an
-///   idle pool, so its random tries miss more often. `BENCHMARKS.md`
-///   (*Heterogeneous fleets*) takes the cost apart into the two. Summarising
-///   weighted scores per block (a bound `(B[b] + r) · min(scale in b)`) would
-///   bring the bounds to weighted picks; it is not done.
+///   cost of the scalar backend. The bounds on scores serve requests of
+///   weight 1 only (they bound `(load + 1) · L / c`); a heavier request, a
+///   masked pick, or a pool below 1 024 lanes scans every lane's score. A
+///   flat weighted scan does more per vector than the plain one: two loads
+///   (counters, factors), a clamp, an add and a multiply where the plain scan
+///   does one load and one minimum. The first pick after a change of the
+///   factors (a capacity set, a slow-start step) finds every bound unknown
+///   and raises them all: about two flat scans, once per change.
 /// - Weighted round-robin keeps its schedule as a list of Σc entries (4 bytes
 ///   each) while Σc ≤ max(2^16, 16n); past that it walks tickets by a stride
 ///   rule, a few per pick for ordinary spreads, bounded, then one weighted

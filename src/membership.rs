@@ -192,7 +192,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
     /// publishes. No user code runs here but `Drop`.
     fn commit(&mut self, staged: Staged<W>, slots: &Slots<W>, current: &Published<Snapshot<W>>) {
         let Staged {
-            snapshot,
+            mut snapshot,
             liveness,
             fresh,
             ramp_due,
@@ -214,6 +214,12 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             unsafe { slots.keys.set(slot, Some(key)) };
         }
         slots.grown(allocated as usize, self.capacity as usize);
+        // The factors of the weighted scores, before any pick can use them.
+        if let (Some(w), Some(summary)) = (snapshot.view.weights.as_deref_mut(), slots.counters.summary())
+            && let Some(scale) = &w.scale
+        {
+            w.version = summary.install_scores(&scale.scale);
+        }
         self.epoch += 1;
         self.departed_at = snapshot.view.departed_at;
         current.store(Arc::new(snapshot));

@@ -268,7 +268,51 @@ fn fleet_ops_agree_with_the_model() {
 /// a removal and a newcomer in a reused slot, each followed by checked picks.
 #[test]
 fn summarised_pool_ops_find_the_least() {
-    use summary::{Input, Op};
+    let checked = summary::run(summary::Input {
+        seed: 19,
+        workers: 500,
+        ops: summarised_ops(),
+    });
+    assert_eq!(checked, 25);
+}
+
+/// The same sequence on a weighted pool: capacities 1 to 4 over the first
+/// 1 200 workers (so every pick of weight 1 reads the bounds on scores),
+/// changed twice more on the way (new factors, a new version of the bounds).
+#[test]
+fn weighted_summarised_pool_ops_find_the_least() {
+    use summary::Op;
+    let capacity = |worker: u16, capacity: u8| Op::Capacity { worker, capacity };
+    let mut ops: Vec<Op> = (0..1200).map(|w| capacity(w, (w % 4) as u8)).collect();
+    let rest = summarised_ops();
+    let third = rest.len() / 3;
+    for (i, op) in rest.into_iter().enumerate() {
+        if i == third {
+            ops.extend([capacity(5, 3), capacity(700, 0), Op::Select]);
+        }
+        if i == 2 * third {
+            ops.extend([
+                capacity(5, 0),
+                Op::Pick {
+                    weight: 0,
+                    keep: false,
+                },
+            ]);
+        }
+        ops.push(op);
+    }
+    let checked = summary::run(summary::Input {
+        seed: 23,
+        workers: 500,
+        ops,
+    });
+    assert_eq!(checked, 27);
+}
+
+/// Loads, releases, reports, drains, health marks and membership changes
+/// that move every bound, each followed by checked picks (25 in all).
+fn summarised_ops() -> Vec<summary::Op> {
+    use summary::Op;
     let pick = |keep| Op::Pick { weight: 0, keep };
     let mut ops = Vec::new();
     // 1 524 workers, all at 2 (the last fill also names non-members).
@@ -324,10 +368,5 @@ fn summarised_pool_ops_find_the_least() {
         Op::Release { at: 0, len: 63 },
         pick(false),
     ]);
-    let checked = summary::run(Input {
-        seed: 19,
-        workers: 500,
-        ops,
-    });
-    assert_eq!(checked, 25);
+    ops
 }

@@ -7,10 +7,16 @@
 //! load, read back from the pool just before it; and when everything is
 //! released no load is left.
 //!
+//! Capacities (op `Capacity`) make the pool weighted: every least-loaded
+//! pick of weight 1 then takes the summarised path over scores (per-block
+//! bounds on `(load + 1) / capacity`, `storage::scores`), and lands on a
+//! worker at the least `(load + r) / capacity`, exactly.
+//!
 //! The oracle is the pool's own read-out (`loads`, `reported_load`,
-//! `is_draining`, `is_healthy`): the op model of target `ops` checks those
-//! against a model; this target checks that the summarised pick agrees with
-//! them, which a bound left above its block's least counter would break.
+//! `is_draining`, `is_healthy`, `info`): the op model of target `ops` checks
+//! those against a model; this target checks that the summarised pick agrees
+//! with them, which a bound left above its block's least counter (or least
+//! score) would break.
 
 use arbitrary::{Arbitrary, Unstructured};
 use std::collections::HashMap;
@@ -69,6 +75,11 @@ pub enum Op {
         worker: u16,
     },
     Reclaim,
+    /// `set_capacity(worker, 1 + capacity % 4)`.
+    Capacity {
+        worker: u16,
+        capacity: u8,
+    },
 }
 
 /// Decodes `data` as libFuzzer's `fuzz_target!` does and runs it.
@@ -78,10 +89,10 @@ pub fn run_bytes(data: &[u8]) {
     }
 }
 
-/// The workers a least-loaded pick may choose and their effective loads
-/// (bookings plus reports): the members that are not draining, narrowed to
-/// the healthy ones while there is one.
-fn candidates(pool: &Pool<u32>) -> HashMap<u32, u32> {
+/// The workers a least-loaded pick may choose, each with its effective load
+/// (bookings plus reports) and capacity: the members that are not draining,
+/// narrowed to the healthy ones while there is one.
+fn candidates(pool: &Pool<u32>) -> HashMap<u32, (u32, u32)> {
     let mut all = HashMap::new();
     let mut healthy = HashMap::new();
     for (w, booked) in pool.loads() {
@@ -89,29 +100,42 @@ fn candidates(pool: &Pool<u32>) -> HashMap<u32, u32> {
             continue;
         }
         let load = booked.saturating_add(pool.reported_load(&w).unwrap_or(0));
-        all.insert(w, load);
+        let capacity = pool.info(&w).map_or(1, |i| i.capacity_weight());
+        all.insert(w, (load, capacity));
         if pool.is_healthy(&w) == Some(true) {
-            healthy.insert(w, load);
+            healthy.insert(w, (load, capacity));
         }
     }
     if healthy.is_empty() { all } else { healthy }
 }
 
-/// Checks a pick's answer against the candidates read just before it.
-fn check(before: &HashMap<u32, u32>, got: Option<u32>, what: &str, checked: &mut usize) {
+/// `(load + r) / capacity` as a fraction, compared by cross-multiplication.
+fn ratio((load, capacity): (u32, u32), r: u32) -> (u64, u64) {
+    (u64::from(load) + u64::from(r), u64::from(capacity.max(1)))
+}
+
+/// Checks a pick's answer for a request of weight `r` against the candidates
+/// read just before it: the least `(load + r) / capacity`.
+fn check(before: &HashMap<u32, (u32, u32)>, r: u32, got: Option<u32>, what: &str, checked: &mut usize) {
     *checked += 1;
-    let least = before.values().min().copied();
+    let below = |a: (u64, u64), b: (u64, u64)| a.0 * b.1 < b.0 * a.1;
+    let least = before
+        .values()
+        .map(|&c| ratio(c, r))
+        .reduce(|a, b| if below(b, a) { b } else { a });
     match (got, least) {
         (None, None) => {}
         (Some(w), Some(least)) => {
-            let load = before.get(&w).copied();
-            assert_eq!(
-                load,
-                Some(least),
-                "{what} chose {w}: not a candidate at the least load {least}"
+            let Some(&c) = before.get(&w) else {
+                panic!("{what} chose {w}: not a candidate");
+            };
+            let got = ratio(c, r);
+            assert!(
+                !below(least, got),
+                "{what} chose {w} at {got:?} (load + {r}, capacity): the least is {least:?}"
             );
         }
-        (got, least) => panic!("{what}: chose {got:?} with the least candidate load {least:?}"),
+        (got, least) => panic!("{what}: chose {got:?} with the least candidate ratio {least:?}"),
     }
 }
 
@@ -129,10 +153,11 @@ pub fn run(input: Input) -> usize {
         match op {
             Op::Pick { weight, keep } => {
                 let before = candidates(&pool);
-                let request = Request::new().weight(1 + u32::from(weight % 4));
-                let got = h.reserve_with(&ll, &request).ok();
+                let r = 1 + u32::from(weight % 4);
+                let got = h.reserve_with(&ll, &Request::new().weight(r)).ok();
                 check(
                     &before,
+                    r,
                     got.as_ref().map(|r| *r.worker()),
                     "reserve",
                     &mut checked,
@@ -141,7 +166,7 @@ pub fn run(input: Input) -> usize {
             }
             Op::Select => {
                 let before = candidates(&pool);
-                check(&before, h.select(&ll).ok().copied(), "select", &mut checked);
+                check(&before, 1, h.select(&ll).ok().copied(), "select", &mut checked);
             }
             Op::Fill { from, len, weight } => {
                 for w in (0..u32::from(len % 512)).map(|i| worker(from.wrapping_add(i as u16))) {
@@ -177,6 +202,9 @@ pub fn run(input: Input) -> usize {
             Op::Reclaim => {
                 pool.reclaim();
             }
+            Op::Capacity { worker: w, capacity } => {
+                let _ = pool.set_capacity(&worker(w), 1 + u32::from(capacity % 4));
+            }
         }
     }
     drop(held);
@@ -187,6 +215,7 @@ pub fn run(input: Input) -> usize {
     let before = candidates(&pool);
     check(
         &before,
+        1,
         h.select(&ll).ok().copied(),
         "select after the releases",
         &mut checked,

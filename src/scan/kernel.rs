@@ -146,6 +146,120 @@ impl Kernel {
     }
 }
 
+/// The scans of the weighted summarised pick (`scan::scored`): over one block's
+/// lanes, their scores under a [`Weighting`].
+impl Kernel {
+    /// The least score of every lane of `counters` (no exclusion: the bound of
+    /// a block is over its raw counters).
+    #[inline]
+    pub(super) fn min_scored(self, counters: &[AtomicU32], w: Weighting<'_>) -> u32 {
+        self.run(ScoredOp {
+            counters,
+            excluded: None,
+            w,
+            count: None,
+        })
+    }
+
+    /// How many lanes score `target`.
+    #[inline]
+    pub(super) fn count_scored(
+        self,
+        counters: &[AtomicU32],
+        excluded: Option<&[u32]>,
+        w: Weighting<'_>,
+        target: u32,
+    ) -> u32 {
+        self.run(ScoredOp {
+            counters,
+            excluded,
+            w,
+            count: Some(target),
+        })
+    }
+
+    /// The `k`-th lane scoring `target`, or `Err` with how many do.
+    #[inline]
+    pub(super) fn nth_scored(
+        self,
+        counters: &[AtomicU32],
+        excluded: Option<&[u32]>,
+        w: Weighting<'_>,
+        target: u32,
+        k: u32,
+    ) -> Result<usize, u32> {
+        self.run(NthScoredOp {
+            counters,
+            excluded,
+            w,
+            target,
+            k,
+        })
+    }
+}
+
+/// The least score of the lanes, or with `count`, how many score that.
+struct ScoredOp<'a> {
+    counters: &'a [AtomicU32],
+    excluded: Option<&'a [u32]>,
+    w: Weighting<'a>,
+    count: Option<u32>,
+}
+
+impl Op for ScoredOp<'_> {
+    type Out = u32;
+
+    #[inline(always)]
+    fn scalar(self) -> u32 {
+        let ScoredOp {
+            counters,
+            excluded,
+            w,
+            count,
+        } = self;
+        match count {
+            None => scalar::min_ties_weighted(counters, excluded, w).min,
+            Some(target) => scalar::count_weighted(counters, excluded, w, target),
+        }
+    }
+
+    #[inline(always)]
+    fn vector<V: Vector>(self, v: V) -> u32 {
+        let ScoredOp {
+            counters,
+            excluded,
+            w,
+            count,
+        } = self;
+        match count {
+            None => simd::min_scored(v, counters, w),
+            Some(target) => simd::count_scored(v, counters, excluded, w, target),
+        }
+    }
+}
+
+struct NthScoredOp<'a> {
+    counters: &'a [AtomicU32],
+    excluded: Option<&'a [u32]>,
+    w: Weighting<'a>,
+    target: u32,
+    k: u32,
+}
+
+impl Op for NthScoredOp<'_> {
+    type Out = Result<usize, u32>;
+
+    #[inline(always)]
+    fn scalar(self) -> Self::Out {
+        scalar::nth_tie_weighted(self.counters, self.excluded, self.w, self.target, self.k)
+    }
+
+    #[inline(always)]
+    fn vector<V: Vector>(self, v: V) -> Self::Out {
+        simd::nth_scored(v, self.counters, self.excluded, self.w, self.target, self.k)
+    }
+}
+
 /// How many lanes a scan of `counters` with `excluded` has.
 #[inline(always)]
 fn lanes(counters: &[AtomicU32], excluded: Option<&[u32]>) -> usize {

@@ -114,6 +114,7 @@ mod draw;
 mod kernel;
 mod outcome;
 mod scalar;
+mod scored;
 #[cfg(all(test, not(loom)))]
 mod tests;
 mod weighting;
@@ -141,6 +142,7 @@ cfg_scalar_only! {
 
 pub use backend::Backend;
 pub(crate) use blocks::least_summarised;
+pub(crate) use scored::{Scored, least_scored};
 
 // The kernel itself: for the crate's picks, its fuzz targets, benchmarks and CI
 // scripts. Not part of the API.

@@ -97,6 +97,19 @@ pub(super) fn min_ties_weighted(
     with_values!(counters, excluded, |values| min_ties_of(scores(values, w)))
 }
 
+/// How many lanes score `target` under `w`.
+#[inline]
+pub(super) fn count_weighted(
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    w: Weighting<'_>,
+    target: u32,
+) -> u32 {
+    with_values!(counters, excluded, |values| {
+        scores(values, w).fold(0u32, |n, v| n.wrapping_add(u32::from(v == target)))
+    })
+}
+
 /// [`nth_tie`] over the lanes' scores under `w`.
 #[inline]
 pub(super) fn nth_tie_weighted(

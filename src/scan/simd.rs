@@ -67,6 +67,37 @@ pub(super) fn count_of<V: Vector>(v: V, counters: &[AtomicU32], excluded: Option
     with_lanes!(v, counters, excluded, |l| count(&l, target))
 }
 
+/// The least score of every lane of `counters` under `w` (see `Kernel::min_scored`).
+#[inline(always)]
+pub(super) fn min_scored<V: Vector>(v: V, counters: &[AtomicU32], w: Weighting<'_>) -> u32 {
+    min(&Weighted::new(Lanes::all(v, counters), w))
+}
+
+/// How many lanes score `target` under `w` (see `Kernel::count_scored`).
+#[inline(always)]
+pub(super) fn count_scored<V: Vector>(
+    v: V,
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    w: Weighting<'_>,
+    target: u32,
+) -> u32 {
+    with_lanes!(v, counters, excluded, |l| count(&Weighted::new(l, w), target))
+}
+
+/// [`nth_tie`] over the lanes' scores under `w`.
+#[inline(always)]
+pub(super) fn nth_scored<V: Vector>(
+    v: V,
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    w: Weighting<'_>,
+    min: u32,
+    k: u32,
+) -> Result<usize, u32> {
+    with_lanes!(v, counters, excluded, |l| nth(&Weighted::new(l, w), min, k))
+}
+
 /// See `Kernel::draw_in_blocks`: the lanes matched against the exclusions once,
 /// each block a part of them.
 #[inline(always)]

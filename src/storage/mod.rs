@@ -14,6 +14,8 @@
 
 pub(crate) mod counters;
 pub(crate) mod keys;
+mod raise;
+pub(crate) mod scores;
 pub(crate) mod summary;
 
 use crate::error::Error;

@@ -15,7 +15,9 @@
 //! [`SUMMARISED_SLOTS`] slots or more keep a summary; the others pay nothing
 //! on release but a branch on the pool's constant.
 
-use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+use super::raise::{swap, swap_wide};
+use super::scores::Scores;
+use crate::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering, fence};
 use crate::sync::{AtomicArray, CachePadded};
 
 /// The scan length from which a pick uses the summary (below it, the flat scan
@@ -43,6 +45,11 @@ pub(crate) struct Summary {
     /// and when a pick raises it; on a line of its own, so that those writes
     /// do not evict `shift` and `cells`.
     floor: CachePadded<AtomicU64>,
+    /// The bounds on weighted scores ([`Scores`]), made by the first writer
+    /// that installs factors, freed with the summary; null before.
+    scores: AtomicPtr<Scores>,
+    /// How many counters the summary covers.
+    lanes: usize,
 }
 
 /// The floor as read: a value, and how many blocks (from the first) it is a
@@ -50,18 +57,49 @@ pub(crate) struct Summary {
 /// blocks: a pick of an older snapshot, with fewer lanes, raises it over its
 /// own blocks only, and a worker added since in a block past them may be
 /// lower.
+///
+/// One more bit, the top one, says the pool keeps bounds on weighted scores
+/// too ([`Scores`]), so that a release learns from the load of the floor it
+/// makes anyway whether it must lower those: bit 63 the flag, bits 31-62 the
+/// value, bits 0-30 the blocks. Then one comparison, [`Floor::below`], tells
+/// a release whether it has anything more to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Floor(u64);
 
+/// The floor's flag for a pool that keeps bounds on weighted scores.
+const WEIGHTED: u64 = 1 << 63;
+
+/// The most blocks a floor counts, covering every block, and its mask.
+const ALL_BLOCKS: u32 = (1 << 31) - 1;
+
 impl Floor {
     fn new(value: u32, blocks: u32) -> Self {
-        Floor(u64::from(value) << 32 | u64::from(blocks))
+        Floor(u64::from(value) << 31 | u64::from(blocks.min(ALL_BLOCKS)))
+    }
+
+    /// The same floor (blocks and flag) at `value`.
+    fn at(self, value: u32) -> Self {
+        Floor(u64::from(value) << 31 | (self.0 & (WEIGHTED | u64::from(ALL_BLOCKS))))
+    }
+
+    /// Whether the pool keeps bounds on weighted scores.
+    #[inline(always)]
+    fn weighted(self) -> bool {
+        self.0 & WEIGHTED != 0
+    }
+
+    /// Whether a release that took a counter to `now` must do more: `now`
+    /// below the value, or the pool keeps bounds on scores. One comparison:
+    /// the flag makes the floor above any `now` shifted in.
+    #[inline(always)]
+    fn below(self, now: u32) -> bool {
+        (u64::from(now) << 31 | u64::from(ALL_BLOCKS)) < self.0
     }
 
     /// The bound.
     #[inline(always)]
     pub(crate) fn value(self) -> u32 {
-        (self.0 >> 32) as u32
+        (self.0 >> 31) as u32
     }
 
     /// Whether it bounds the counters of blocks `0..blocks`.
@@ -73,7 +111,7 @@ impl Floor {
     /// How many blocks it covers.
     #[inline(always)]
     fn blocks(self) -> u32 {
-        self.0 as u32
+        self.0 as u32 & ALL_BLOCKS
     }
 }
 
@@ -89,7 +127,9 @@ impl Summary {
             shift,
             cells: AtomicArray::new(lanes.div_ceil(1 << shift)),
             // 0 bounds everything.
-            floor: CachePadded::new(AtomicU64::new(Floor::new(0, u32::MAX).0)),
+            floor: CachePadded::new(AtomicU64::new(Floor::new(0, ALL_BLOCKS).0)),
+            scores: AtomicPtr::new(core::ptr::null_mut()),
+            lanes,
         })
     }
 
@@ -105,16 +145,6 @@ impl Summary {
         self.cells.prefix(blocks)
     }
 
-    /// The cell of the block holding `slot` (every slot of the counter array
-    /// has one).
-    #[inline(always)]
-    fn cell(&self, slot: u32) -> &AtomicU32 {
-        match self.cells.get(slot as usize >> self.shift) {
-            Some(cell) => cell,
-            None => unreachable!("workerpick: slot outside the summarised counters (internal bug)"),
-        }
-    }
-
     /// The floor, as last settled.
     #[inline(always)]
     pub(crate) fn floor(&self) -> Floor {
@@ -123,7 +153,7 @@ impl Summary {
 
     /// `slot`'s counter was just lowered to `now` (a release, or a free slot
     /// reused): lowers its block's cell, then the floor, to `now` where they
-    /// are above.
+    /// are above, then the bounds on weighted scores if the pool keeps them.
     ///
     /// The counter's decrement must be `SeqCst`; with the `SeqCst` loads here
     /// it pairs with the fences in [`raise`](Self::raise) and
@@ -135,11 +165,65 @@ impl Summary {
         // the C++20 rules for `SeqCst` forbid here; a fence is what it models.
         #[cfg(loom)]
         fence(Ordering::SeqCst);
-        let cell = self.cell(slot);
-        if now < cell.load(Ordering::SeqCst) {
+        // Every slot of the counter array has a cell; no panic path here,
+        // which would make the release too large to inline where
+        // reservations drop (measured with the callgrind gate).
+        if let Some(cell) = self.cells.get(slot as usize >> self.shift)
+            && now < cell.load(Ordering::SeqCst)
+        {
             cell.fetch_min(now, Ordering::SeqCst);
         }
-        self.lower_floor(now);
+        #[cfg(loom)]
+        fence(Ordering::SeqCst);
+        // SeqCst also for the flag: a release that does not see it
+        // decremented before the writer set it, so before any pick could
+        // raise a bound on scores.
+        let floor = Floor(self.floor.load(Ordering::SeqCst));
+        if floor.below(now) {
+            self.lowered_further(slot, now, floor);
+        }
+    }
+
+    /// The rest of [`lowered`](Self::lowered) when the floor, as read, is
+    /// above `now` or flags bounds on scores: out of line, so that the
+    /// release stays small enough to inline where reservations drop.
+    #[inline(never)]
+    fn lowered_further(&self, slot: u32, now: u32, floor: Floor) {
+        if now < floor.value() {
+            self.lower_floor_slow(now);
+        }
+        if floor.weighted()
+            && let Some(scores) = self.scores()
+        {
+            scores.lowered(slot, now);
+        }
+    }
+
+    /// The bounds on weighted scores, once a writer made them.
+    #[inline(always)]
+    pub(crate) fn scores(&self) -> Option<&Scores> {
+        // SAFETY: a non-null pointer came from `Box::into_raw` in
+        // `install_scores`, and is freed only when the summary drops.
+        unsafe { self.scores.load(Ordering::Acquire).as_ref() }
+    }
+
+    /// Installs `scale` as the factors of the weighted scores (making their
+    /// bounds, and flagging the floor, at the first call) and returns its
+    /// version. Writers only, before they publish the snapshot the factors
+    /// belong to.
+    pub(crate) fn install_scores(&self, scale: &[u32]) -> u32 {
+        let scores = match self.scores() {
+            Some(scores) => scores,
+            None => {
+                let made = Box::into_raw(Box::new(Scores::new(self.shift, self.lanes)));
+                self.scores.store(made, Ordering::Release);
+                // A release that sees the flag then sees the pointer.
+                self.floor.fetch_or(WEIGHTED, Ordering::SeqCst);
+                // SAFETY: just made from a box; freed only on drop.
+                unsafe { &*made }
+            }
+        };
+        scores.install(scale)
     }
 
     /// Lowers the floor's value to `now` if it is above, keeping the blocks
@@ -159,7 +243,7 @@ impl Summary {
     fn lower_floor_slow(&self, now: u32) {
         let lower = |raw| {
             let f = Floor(raw);
-            (now < f.value()).then(|| Floor::new(now, f.blocks()).0)
+            (now < f.value()).then(|| f.at(now).0)
         };
         let _ = self.floor.fetch_update(Ordering::SeqCst, Ordering::SeqCst, lower);
     }
@@ -174,8 +258,9 @@ impl Summary {
     /// The floor then covers blocks `0..blocks` (those whose cells the caller
     /// read); `least` must read the same.
     pub(crate) fn raise_floor(&self, seen: Floor, to: u32, blocks: usize, least: impl FnOnce() -> u32) {
-        let to_floor = Floor::new(to, u32::try_from(blocks).unwrap_or(u32::MAX));
-        if !swap_floor(&self.floor, seen.0, to_floor.0) {
+        let covered = Floor::new(to, u32::try_from(blocks).unwrap_or(ALL_BLOCKS));
+        let to_floor = Floor(covered.0 | (seen.0 & WEIGHTED));
+        if !swap_wide(&self.floor, seen.0, to_floor.0) {
             return;
         }
         fence(Ordering::SeqCst);
@@ -213,39 +298,13 @@ impl Summary {
     }
 }
 
-/// The floor's raise: a compare-and-swap from `seen`.
-#[cfg(not(workerpick_plain_raise))]
-#[inline(always)]
-fn swap_floor(floor: &AtomicU64, seen: u64, to: u64) -> bool {
-    floor
-        .compare_exchange(seen, to, Ordering::SeqCst, Ordering::Relaxed)
-        .is_ok()
-}
-
-/// The floor's raise as a plain store: WRONG, as [`swap`]'s.
-#[cfg(workerpick_plain_raise)]
-#[inline(always)]
-fn swap_floor(floor: &AtomicU64, seen: u64, to: u64) -> bool {
-    let _ = seen;
-    floor.store(to, Ordering::SeqCst);
-    true
-}
-
-/// The raise itself: a compare-and-swap from `seen`.
-#[cfg(not(workerpick_plain_raise))]
-#[inline(always)]
-fn swap(cell: &AtomicU32, seen: u32, to: u32) -> bool {
-    cell.compare_exchange(seen, to, Ordering::SeqCst, Ordering::Relaxed)
-        .is_ok()
-}
-
-/// The raise as a plain store: WRONG, kept only to show that the loom model
-/// `summary_race` fails without the compare-and-swap
-/// (`RUSTFLAGS="--cfg loom --cfg workerpick_plain_raise"`).
-#[cfg(workerpick_plain_raise)]
-#[inline(always)]
-fn swap(cell: &AtomicU32, seen: u32, to: u32) -> bool {
-    let _ = seen;
-    cell.store(to, Ordering::SeqCst);
-    true
+impl Drop for Summary {
+    fn drop(&mut self) {
+        let scores = self.scores.load(Ordering::Acquire);
+        if !scores.is_null() {
+            // SAFETY: made by `Box::into_raw` in `install_scores`; nothing
+            // borrows the summary any more.
+            drop(unsafe { Box::from_raw(scores) });
+        }
+    }
 }

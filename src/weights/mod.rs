@@ -36,6 +36,10 @@ pub(crate) struct Weights {
     /// The least-loaded scan's per-lane factors, when the capacities' least
     /// common multiple is small enough for them (else the exact scalar path).
     pub(crate) scale: Option<Scale>,
+    /// The version under which the writer installed `scale` as the bounds on
+    /// scores' factors (`storage::scores`); 0 when it did not (no factors,
+    /// or a pool without a summary).
+    pub(crate) version: u32,
 }
 
 impl Weights {
@@ -58,6 +62,7 @@ impl Weights {
             schedule: Schedule::build(&reduced),
             scale: Scale::build(lanes, slots, &reduced),
             capacity,
+            version: 0,
         }))
     }
 

@@ -5,10 +5,14 @@
 
 use super::Weights;
 use super::least::{LeastRatio, Ratio};
+use super::scale::Scale;
 use crate::candidates::Candidates;
 use crate::context::{Context, Slot};
-use crate::scan::{self, Kernel, Least, Weighting};
+use crate::rng::Rng;
+use crate::scan::{self, Kernel, Least, Scored, Weighting};
 use crate::selector::Choice;
+use crate::storage::counters::Counters;
+use crate::storage::summary::{SUMMARISED_LANES, Summary};
 use crate::sync::atomic::Ordering::Relaxed;
 
 /// What an out-of-line path reads of the context (see `Context::detached`).
@@ -344,6 +348,25 @@ impl<'a> Context<'a> {
                 limit,
                 add,
             };
+            // Large unmasked pools read per-block bounds on the scores
+            // instead (for requests of weight 1: see `scan::scored`).
+            if !self.masked
+                && w.version != 0
+                && add == 1
+                && counters.len() >= SUMMARISED_LANES
+                && let Some((index, load)) = least_scored(
+                    self.backend,
+                    self.counters,
+                    self.rng,
+                    w,
+                    scale,
+                    limit,
+                    counters.len(),
+                    lanes,
+                )
+            {
+                return Some((Slot::new(index), load));
+            }
             for _ in 0..4 {
                 match scan::least_weighted(self.backend, counters, lanes, weighting, |m| self.rng.below(m)) {
                     Least::Found { index, min } if min < scale.exact_below() => {
@@ -398,4 +421,36 @@ impl<'a> Context<'a> {
         }
         Some((first, load))
     }
+}
+
+/// The weighted least-loaded pick through the per-block bounds on scores
+/// (`scan::scored`) over the first `n` lanes, or `None` when the caller scans
+/// flat. Out of line, with the setting up of the pick: only a weighted pool
+/// of [`SUMMARISED_LANES`] lanes or more gets here, and inline this would
+/// make every pick's caller larger (measured with the callgrind gate).
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn least_scored(
+    kernel: Kernel,
+    counters: &Counters,
+    rng: &mut Rng,
+    w: &Weights,
+    scale: &Scale,
+    limit: u32,
+    n: usize,
+    lanes: Option<&[u32]>,
+) -> Option<(u32, u32)> {
+    let scores = counters.summary().and_then(Summary::scores)?;
+    let scored = Scored {
+        weighting: Weighting {
+            scale: &scale.scale,
+            limit,
+            add: 1,
+        },
+        exact_below: scale.exact_below(),
+        version: w.version,
+        by_factor: &scale.by_factor,
+        classes: &scale.classes,
+    };
+    scan::least_scored(kernel, scores, counters, n, lanes, scored, rng)
 }

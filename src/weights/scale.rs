@@ -29,6 +29,14 @@ pub(crate) struct Scale {
     /// `top · min(scale)`, over the candidates: a least score below this was
     /// computed without clamping.
     bound: u32,
+    /// The candidates' lanes by factor, ascending (in set order within a
+    /// factor): a lane of factor `f` scores at least `f`, so the lanes that
+    /// can score some `lo` are among those of factors up to `lo`, a prefix
+    /// (see `scan::scored`).
+    pub(crate) by_factor: Box<[u32]>,
+    /// Per distinct factor, ascending: the factor and where its lanes end in
+    /// `by_factor`.
+    pub(crate) classes: Box<[(u32, u32)]>,
 }
 
 impl Scale {
@@ -51,10 +59,22 @@ impl Scale {
             scale[slot as usize] = factor(x);
         }
         let top = u32::MAX / max;
+        let mut by_factor: Vec<(u32, u32)> =
+            slots.iter().zip(c).map(|(&slot, &x)| (factor(x), slot)).collect();
+        by_factor.sort_by_key(|&(f, _)| f);
+        let mut classes: Vec<(u32, u32)> = Vec::new();
+        for (end, &(f, _)) in by_factor.iter().enumerate() {
+            match classes.last_mut() {
+                Some((last, e)) if *last == f => *e = end as u32 + 1,
+                _ => classes.push((f, end as u32 + 1)),
+            }
+        }
         Some(Self {
             scale,
             top,
             bound: top * min,
+            by_factor: by_factor.into_iter().map(|(_, slot)| slot).collect(),
+            classes: classes.into(),
         })
     }
 

@@ -1,0 +1,183 @@
+//! Per-block lower bounds on the weighted least-loaded scores, for the
+//! weighted summarised pick (`scan::scored`): the counters' bounds
+//! (`storage::summary`) say nothing of `(load + 1) · L / c`, whose order is
+//! not the counters' order.
+//!
+//! A score depends on the capacities, which change while requests fly (a
+//! capacity set at run time, slow start's ramp), and every capacity change may
+//! change `L`, and so every lane's factor. So each bound is tagged with the
+//! *version* of the factors it was computed under, and so is each slot's
+//! factor, as releases read it:
+//!
+//! - the writer installs a snapshot's factors under a new version before it
+//!   publishes the snapshot ([`Scores::install`]): one tagged factor per lane;
+//! - a pick of version `v` trusts a bound tagged `v` and reads any other as 0
+//!   (nothing known); it raises a bound by compare-and-swap from the tagged
+//!   value it read, so a raise computed under one version never lands on a
+//!   bound another version has written since;
+//! - a release whose slot's factor is tagged as the bound of its block lowers
+//!   the bound to the slot's new score; one whose factor has another tag
+//!   lowers the bound to 0. Lowering is always safe: 0 bounds everything.
+//!
+//! Bounds are of `min(score, u32::MAX)` for the exact score
+//! `(load + 1) · factor` (a request of weight 1, the default: heavier requests
+//! scan flat). The scan's scores clamp the load (`weighting`), which only
+//! lowers them, so a block's least clamped score is a valid bound too.
+//! Versions are 32 bits and never 0; one would be reused after 2³² changes of
+//! the factors, while a pick of the first still runs.
+//!
+//! The invariant, and why the raise's second look keeps it, are in
+//! [`docs::design`](crate::docs::design).
+
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+
+/// A value tagged with the version of the factors it belongs to: a bound, or
+/// a slot's factor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Tagged(u64);
+
+impl Tagged {
+    fn new(version: u32, value: u32) -> Self {
+        Tagged(u64::from(version) << 32 | u64::from(value))
+    }
+
+    fn version(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+
+    fn value(self) -> u32 {
+        self.0 as u32
+    }
+
+    /// What it bounds under `version`: its value if tagged so, else 0.
+    #[inline(always)]
+    pub(crate) fn bound(self, version: u32) -> u32 {
+        if self.version() == version {
+            self.value()
+        } else {
+            0
+        }
+    }
+}
+
+/// The bounds of one counter array, over the blocks of its `Summary`.
+pub(crate) struct Scores {
+    shift: u32,
+    /// Per slot: its factor, tagged.
+    factors: Box<[AtomicU64]>,
+    /// Per block: a lower bound on its lanes' scores, tagged.
+    cells: Box<[AtomicU64]>,
+    /// The version last installed; writers only.
+    last: AtomicU32,
+}
+
+impl Scores {
+    /// Bounds for `slots` counters in blocks of `1 << shift`, nothing known.
+    pub(crate) fn new(shift: u32, slots: usize) -> Self {
+        let atomics = |n: usize| (0..n).map(|_| AtomicU64::new(0)).collect();
+        Self {
+            shift,
+            factors: atomics(slots),
+            cells: atomics(slots.div_ceil(1 << shift)),
+            last: AtomicU32::new(0),
+        }
+    }
+
+    /// Installs `scale` (lane `i`'s factor at `i`) and returns its version:
+    /// the last one if the factors are those already installed, else a new
+    /// one. Writers only, before they publish a snapshot that uses it.
+    pub(crate) fn install(&self, scale: &[u32]) -> u32 {
+        let last = self.last.load(Ordering::Relaxed);
+        let installed =
+            |(t, &f): (&AtomicU64, &u32)| Tagged(t.load(Ordering::Relaxed)) == Tagged::new(last, f);
+        if last != 0 && scale.len() <= self.factors.len() && self.factors.iter().zip(scale).all(installed) {
+            return last;
+        }
+        let version = last.wrapping_add(1).max(1);
+        for (t, &f) in self.factors.iter().zip(scale) {
+            t.store(Tagged::new(version, f).0, Ordering::SeqCst);
+        }
+        self.last.store(version, Ordering::Relaxed);
+        version
+    }
+
+    /// Lanes per block.
+    #[inline(always)]
+    pub(crate) fn block_lanes(&self) -> usize {
+        1 << self.shift
+    }
+
+    /// The bounds of blocks `0..blocks`.
+    #[inline(always)]
+    pub(crate) fn cells(&self, blocks: usize) -> &[AtomicU64] {
+        &self.cells[..blocks.min(self.cells.len())]
+    }
+
+    /// `slot`'s counter was just lowered to `now` (see `Summary::lowered`,
+    /// which calls this after the counters' own bounds and the floor): lowers its block's
+    /// bound to the slot's score under the factor it reads, or to 0 if that
+    /// factor is of another version than the bound.
+    #[inline(always)]
+    pub(crate) fn lowered(&self, slot: u32, now: u32) {
+        #[cfg(loom)]
+        fence(Ordering::SeqCst);
+        let (Some(factor), Some(cell)) = (
+            self.factors.get(slot as usize),
+            self.cells.get(slot as usize >> self.shift),
+        ) else {
+            return;
+        };
+        let factor = Tagged(factor.load(Ordering::SeqCst));
+        let score = (u64::from(now) + 1) * u64::from(factor.value());
+        lower(cell, factor.version(), u32::try_from(score).unwrap_or(u32::MAX));
+    }
+
+    /// Raises block `block`'s bound from `seen` (as the caller read it) to
+    /// `to` under `version` (the block's least score, as the caller read the
+    /// counters, above what `seen` bounds), then looks at the block again with
+    /// `least` and lowers the bound to what it finds if that is below `to`:
+    /// the protocol of `Summary::raise`. Whether it was raised: not when the
+    /// bound moved since `seen` was read.
+    pub(crate) fn raise(
+        &self,
+        block: usize,
+        seen: Tagged,
+        version: u32,
+        to: u32,
+        least: impl FnOnce() -> u32,
+    ) -> bool {
+        let Some(cell) = self.cells.get(block) else {
+            return false;
+        };
+        if !super::raise::swap_wide(cell, seen.0, Tagged::new(version, to).0) {
+            return false;
+        }
+        fence(Ordering::SeqCst);
+        let now = least();
+        if now < to {
+            lower(cell, version, now);
+        }
+        true
+    }
+}
+
+/// Lowers `cell` to `to` under `version` if it is tagged so and above, or to
+/// 0 if it is tagged otherwise: a compare-and-swap loop, since raises move it.
+#[inline(always)]
+fn lower(cell: &AtomicU64, version: u32, to: u32) {
+    let lowered = |raw| {
+        let c = Tagged(raw);
+        if c.version() == version {
+            (to < c.value()).then(|| Tagged::new(version, to).0)
+        } else {
+            (c.value() != 0).then(|| Tagged::new(c.version(), 0).0)
+        }
+    };
+    let _ = cell.fetch_update(Ordering::SeqCst, Ordering::SeqCst, lowered);
+}
+
+/// Reads `cell` as a tagged bound.
+#[inline(always)]
+pub(crate) fn read(cell: &AtomicU64, order: Ordering) -> Tagged {
+    Tagged(cell.load(order))
+}
