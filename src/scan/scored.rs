@@ -69,10 +69,15 @@ impl Scored<'_> {
     /// largest capacity) alone, which all score `lo`.
     #[inline(always)]
     fn up_to(&self, lo: u32) -> &[u32] {
-        let end = match self.classes.partition_point(|&(f, _)| f <= lo) {
-            0 => 0,
-            k => self.classes[k - 1].1 as usize,
-        };
+        // A linear walk: there are few factors, and in an idle pool the
+        // first one is the answer.
+        let mut end = 0;
+        for &(f, e) in self.classes {
+            if f > lo {
+                break;
+            }
+            end = e as usize;
+        }
         self.by_factor.get(..end).unwrap_or(self.by_factor)
     }
 }
@@ -157,10 +162,11 @@ fn load_scoring(
 /// The least bound over `cells` under `version` (0 if one is unknown).
 #[inline(always)]
 fn least_bound(cells: &[AtomicU64], version: u32) -> u32 {
-    cells
-        .iter()
-        .map(|c| scores::read(c, Relaxed).bound(version))
-        .fold(u32::MAX, u32::min)
+    let mut lo = u32::MAX;
+    for cell in cells {
+        lo = lo.min(scores::read(cell, Relaxed).bound(version));
+    }
+    lo
 }
 
 /// Which of `lanes` score `lo` (bit `k` for `lanes[k]`), where `lane(i)` is
