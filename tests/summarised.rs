@@ -4,6 +4,9 @@
 //! uniform across blocks, masks and holes honoured, right through membership
 //! churn — and a 100 000-worker stress run.
 
+mod common;
+
+use common::stats::chi_square;
 use std::collections::HashMap;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -52,12 +55,6 @@ fn threads_reserving_end_level() {
     drop(held);
     assert_eq!(true_min(&pool), 0);
     assert!(pool.loads().iter().all(|&(_, l)| l == 0));
-}
-
-/// The chi-square statistic of `counts` against a uniform split of `draws`.
-fn chi_square(counts: impl ExactSizeIterator<Item = u32>, draws: u32) -> f64 {
-    let expected = f64::from(draws) / counts.len() as f64;
-    counts.map(|n| (f64::from(n) - expected).powi(2) / expected).sum()
 }
 
 /// Chi-square over the tied workers: 64 of 8192 at load 0, one in each block

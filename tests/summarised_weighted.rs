@@ -4,6 +4,9 @@
 //! move, a release behind a raised bound picked next, ties uniform across
 //! blocks — and real threads end level.
 
+mod common;
+
+use common::stats::chi_square;
 use std::collections::HashMap;
 use workerpick::{LeastLoaded, Pool, Request, Rng, WorkerInfo};
 
@@ -107,12 +110,6 @@ fn a_release_behind_a_raised_bound_is_picked_next() {
         held.insert(w, pool.reserve_worker(&w, 2 * mixed(w)).unwrap());
         pool.select(&ll).unwrap();
     }
-}
-
-/// The chi-square statistic of `counts` against a uniform split of `draws`.
-fn chi_square(counts: impl ExactSizeIterator<Item = u32>, draws: u32) -> f64 {
-    let expected = f64::from(draws) / counts.len() as f64;
-    counts.map(|n| (f64::from(n) - expected).powi(2) / expected).sum()
 }
 
 /// Ties in few blocks (16 workers of capacity 2, one per block, among 2 048

@@ -25,10 +25,9 @@
 
 use loom::thread;
 use loom_tests::model;
-use workerpick::{LeastLoaded, Pool};
+use workerpick::{LeastLoaded, OwnedReservation, Pool, Reservation};
 
-/// Workers 0-3 at capacity 2, 4-7 at 1, each at `load(w)` (held), and every
-/// bound raised by a pick.
+/// Workers 0-3 at capacity 2, 4-7 at 1 (factors 1 and 2).
 fn weighted_pool() -> std::sync::Arc<Pool<u32>> {
     let pool = std::sync::Arc::new(Pool::from_workers(0u32..8).unwrap());
     for w in 0..4 {
@@ -37,20 +36,38 @@ fn weighted_pool() -> std::sync::Arc<Pool<u32>> {
     pool
 }
 
+/// Stale bounds: workers 0-3 at 3 and 4-7 at 1 all score 4 ((load + 1) · L /
+/// c), and a pick raises every bound from unknown to 4; then workers 0-3 at 5
+/// and 4-7 at 2, all scoring 6. `lowered` (held apart) is `w0` of worker 0's
+/// load; the rest is returned held.
+fn stale_bounds(
+    pool: &std::sync::Arc<Pool<u32>>,
+    w0: u32,
+) -> (OwnedReservation<u32>, Vec<Reservation<'_, u32>>) {
+    let lowered = pool.owned_handle().reserve_worker(&0, w0).unwrap();
+    let first = |w: u32| {
+        if w == 0 {
+            3 - w0
+        } else if w < 4 {
+            3
+        } else {
+            1
+        }
+    };
+    let mut held: Vec<_> = (0..8)
+        .filter(|&w| first(w) > 0)
+        .map(|w| pool.reserve_worker(&w, first(w)).unwrap())
+        .collect();
+    pool.select(&LeastLoaded::new()).unwrap();
+    held.extend((0..8).map(|w| pool.reserve_worker(&w, if w < 4 { 2 } else { 1 }).unwrap()));
+    (lowered, held)
+}
+
 #[test]
 fn scores_race() {
     model("scores_race", || {
         let pool = weighted_pool();
-        // Scores (load + 1) · L / c: workers 0-3 at 3 and 4-7 at 1 all score
-        // 4; a pick raises every bound from unknown to 4.
-        let lowered = pool.owned_handle().reserve_worker(&0, 3).unwrap();
-        let mut held: Vec<_> = (1..8)
-            .map(|w| pool.reserve_worker(&w, if w < 4 { 3 } else { 1 }).unwrap())
-            .collect();
-        pool.select(&LeastLoaded::new()).unwrap();
-        // Workers 0-3 at 5, 4-7 at 2: everyone scores 6, the bounds (4) are
-        // stale.
-        held.extend((0..8).map(|w| pool.reserve_worker(&w, if w < 4 { 2 } else { 1 }).unwrap()));
+        let (lowered, held) = stale_bounds(&pool, 3);
         let releaser = {
             let pool = pool.clone();
             thread::spawn(move || {
@@ -81,16 +98,7 @@ fn scores_race() {
 fn scores_second_look() {
     model("scores_second_look", || {
         let pool = weighted_pool();
-        // As in `scores_race`: every bound raised to 4, then everyone at 6.
-        let lowered = pool.owned_handle().reserve_worker(&0, 1).unwrap();
-        let mut held: Vec<_> = (0..8)
-            .map(|w| {
-                pool.reserve_worker(&w, if w < 4 { 3 - u32::from(w == 0) } else { 1 })
-                    .unwrap()
-            })
-            .collect();
-        pool.select(&LeastLoaded::new()).unwrap();
-        held.extend((0..8).map(|w| pool.reserve_worker(&w, if w < 4 { 2 } else { 1 }).unwrap()));
+        let (lowered, held) = stale_bounds(&pool, 1);
         let releaser = {
             // Worker 0 at 4: it scores 5, above its block's bound (4), so the
             // release stores nothing; the only one below 6.
