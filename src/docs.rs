@@ -460,22 +460,39 @@
 /// 0; one would be reused after 2^32 changes of the factors while a pick of
 /// the first still ran.
 ///
+/// *The floor.* Above the bounds on scores, one tagged value `G`
+/// (`Scores::floor`, on a line of its own): outside the same kind of
+/// windows, `G` tagged `v` is at most every bound of version `v`, over every
+/// block of that version's lanes. A version's factors fix its lanes, so every
+/// pick of it reads the same blocks for `G` (a dense set's pick may return
+/// fewer lanes than it reads): no count of covered blocks is needed, as the
+/// counters' floor needs. It follows the counters' floor's rules: every
+/// lowering of a bound on scores (a release, a raise's repair) is followed
+/// by one of `G` by the same tag rule; a pick raises `G` by compare-and-swap
+/// from the value it read before the bounds, to their least, then fences and
+/// reads them again, lowering `G` to what it finds. The loom model
+/// `scores_second_look` fails without that second look, and `scores_race`
+/// when a release does not lower `G`.
+///
 /// *The pick.* `lo` is the least bound; a lane scoring `lo` is at the least
 /// score, and every lane at the least score lies in a block whose bound is
 /// `lo`. A lane of factor `f` scores at least `f`, so only the candidates of
 /// factors up to `lo` can tie: the snapshot keeps the candidates sorted by
-/// factor (`Scale::by_factor`), and the pick tries one uniform lane among
-/// that prefix, then up to two batches of 8 (read without a branch each, the
-/// first hit taken: uniform among the ties). In an idle pool of capacities
-/// 4:2:1:1 the prefix is the capacity-4 workers alone, all at `lo`, so the
-/// first try is the pick. If the tries miss, the pick counts the ties at `lo`
-/// in the blocks at `lo` (up to 16), raising on the way the bound of each
-/// that holds none (and every bound it counts as unknown, as after a new
-/// version), draws one and finds it; it reads the bounds again after a raise
-/// (3 times), and otherwise scans flat. Costs: a release of a weighted pool
-/// pays the factor's load, a multiply and the bound's load (about 45
-/// instructions in the callgrind gate); an unweighted pool's release pays
-/// nothing more (the flag rides on the floor's load and comparison).
+/// factor (`Scale::by_factor`). The pick first tries one uniform lane of
+/// that prefix at `G` (at most `lo`, equal once settled), before it reads any
+/// bound: in an idle or balanced pool that is the pick, and in an idle pool
+/// of capacities 4:2:1:1 the prefix is the capacity-4 workers alone, all at
+/// `G`. Otherwise it reads its bounds for `lo`, raises `G` if it was below
+/// them, and tries up to two batches of 8 lanes at `lo` (read without a
+/// branch each, the first hit taken: uniform among the ties). If they miss,
+/// it counts the ties at `lo` in the blocks at `lo` (up to 16), raising on
+/// the way the bound of each that holds none (and every bound it counts as
+/// unknown, as after a new version), draws one and finds it; it reads the
+/// bounds again after a raise (3 times), and otherwise scans flat. Costs: a
+/// release of a weighted pool pays the factor's load, a multiply and the
+/// loads of the bound and of `G` (about 60 instructions in the callgrind
+/// gate); an unweighted pool's release pays 2 or 3 (the flag rides on the
+/// counters' floor's load and comparison).
 ///
 /// **Health.** [`Pool::set_healthy`](crate::Pool::set_healthy) adds
 /// [`UNHEALTHY_LOAD`](crate::UNHEALTHY_LOAD) (2^31) to the worker's counter

@@ -16,12 +16,21 @@ use workerpick::{Handle, Pool, Rng};
 /// The preemption bound when `LOOM_MAX_PREEMPTIONS` is not set.
 pub const DEFAULT_PREEMPTIONS: usize = 3;
 
+/// The bound on branches in one execution when `LOOM_MAX_BRANCHES` is not set.
+pub const MAX_BRANCHES: usize = 10_000;
+
 fn builder() -> Builder {
     let mut b = Builder::new();
     // `Builder::new` reads LOOM_MAX_PREEMPTIONS, LOOM_MAX_BRANCHES, ... from
     // the environment; only the preemption bound gets our own default.
     if b.preemption_bound.is_none() {
         b.preemption_bound = Some(DEFAULT_PREEMPTIONS);
+    }
+    // Loom's default bound on branches (atomic operations and switches in one
+    // execution) is 1 000; a weighted summarised pick that raises its bounds
+    // and the floor makes more.
+    if std::env::var_os("LOOM_MAX_BRANCHES").is_none() {
+        b.max_branches = MAX_BRANCHES;
     }
     b
 }

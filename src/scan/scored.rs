@@ -9,7 +9,10 @@
 //! global minimum lies in a block whose bound is `lo`. Bounds tagged with
 //! another version of the factors than the pick's count as 0 (nothing known).
 //!
-//! The pick reads the bounds, then tries lanes drawn uniformly for one
+//! The pick first tries one lane at the floor of the bounds (at most every
+//! bound; `storage::scores`), before it reads any bound: in an idle or
+//! balanced pool that is the pick. Otherwise it reads the bounds (raising the
+//! floor if it was below them), then tries lanes drawn uniformly for one
 //! scoring `lo` (each accepted try is uniform among the ties; an idle or
 //! balanced pool ends there). It draws among the candidates whose factor is
 //! at most `lo`, not over all lanes: a lane's score is at least its factor,
@@ -116,13 +119,14 @@ pub(crate) fn least_scored(
     // these (a block may reach past `n`).
     let all = all.slice((blocks * width).min(factors));
     let excluded = excluded.map(|e| &e[..n]);
-    let cells = scores.cells(blocks);
-    let lo = least_bound(cells, scored.version);
-    // One try first: in an idle or balanced pool it is the pick.
-    if lo > 0 && lo < scored.exact_below {
-        let from = scored.up_to(lo);
+    // One try first, at the floor (at most every bound): in an idle or
+    // balanced pool it is the pick, without a look at the bounds.
+    let floor = scores.floor();
+    let at = floor.bound(scored.version);
+    if at > 0 && at < scored.exact_below {
+        let from = scored.up_to(at);
         if let Some(&i) = from.get(draw_below(rng.next_u64(), from.len()))
-            && let Some(load) = load_scoring(all, excluded, scored.weighting, i as usize, lo)
+            && let Some(load) = load_scoring(all, excluded, scored.weighting, i as usize, at)
         {
             return Some((i, load));
         }
@@ -135,7 +139,9 @@ pub(crate) fn least_scored(
         width,
         scored,
     };
-    view.settle_all(scores, cells, lo, rng)
+    // The floor bounds every block of the version's lanes (the same for all
+    // its picks), which may be more than this pick's.
+    view.settle_all(scores, blocks, factors.div_ceil(width), floor, rng)
 }
 
 /// A draw below `m` from the high half of `x`: within 2^-32 of uniform
@@ -210,20 +216,33 @@ struct View<'a> {
 }
 
 impl View<'_> {
-    /// The pick after its first try missed (or was not made: `lo`, the least
-    /// bound as first read, was unknown or not exact): more tries, then the
-    /// blocks at `lo`, over up to [`PASSES`] readings of the bounds.
+    /// The pick after its try at the floor missed (or was not made: the
+    /// floor, `floor` as read, was unknown or not exact): reads the bounds of
+    /// its `blocks` for their least `lo`, raises the floor if it was below the
+    /// least over all `floored` blocks, then tries more lanes at `lo` and
+    /// looks at the blocks there, over up to [`PASSES`] readings.
     #[inline(never)]
     fn settle_all(
         &self,
         scores: &Scores,
-        cells: &[AtomicU64],
-        mut lo: u32,
+        blocks: usize,
+        floored: usize,
+        mut floor: Tagged,
         rng: &mut Rng,
     ) -> Option<(u32, u32)> {
+        let version = self.scored.version;
+        let (cells, all_cells) = (scores.cells(blocks), scores.cells(floored.max(blocks)));
         for pass in 0..PASSES {
             if pass > 0 {
-                lo = least_bound(cells, self.scored.version);
+                floor = scores.floor();
+            }
+            let lo = least_bound(cells, version);
+            let least = match all_cells.get(cells.len()..) {
+                Some(more) if !more.is_empty() => lo.min(least_bound(more, version)),
+                _ => lo,
+            };
+            if least > floor.bound(version) {
+                scores.raise_floor(floor, version, least, || least_bound(all_cells, version));
             }
             if lo >= self.scored.exact_below {
                 return None;

@@ -18,6 +18,10 @@
 //! - a release whose slot's factor is tagged as the bound of its block lowers
 //!   the bound to the slot's new score; one whose factor has another tag
 //!   lowers the bound to 0. Lowering is always safe: 0 bounds everything.
+//! - above the bounds, one tagged floor follows the same rules one level up
+//!   (as the counters' floor does): every lowering of a bound is followed by
+//!   one of the floor; picks raise it by compare-and-swap, then look at the
+//!   bounds again.
 //!
 //! Bounds are of `min(score, u32::MAX)` for the exact score
 //! `(load + 1) · factor` (a request of weight 1, the default: heavier requests
@@ -29,6 +33,7 @@
 //! The invariant, and why the raise's second look keeps it, are in
 //! [`docs::design`](crate::docs::design).
 
+use crate::sync::CachePadded;
 use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 
 /// A value tagged with the version of the factors it belongs to: a bound, or
@@ -67,6 +72,11 @@ pub(crate) struct Scores {
     factors: Box<[AtomicU64]>,
     /// Per block: a lower bound on its lanes' scores, tagged.
     cells: Box<[AtomicU64]>,
+    /// The floor: tagged, never above a bound of its version over every
+    /// block of that version's lanes (outside the windows of the protocol),
+    /// kept by the rules of the counters' floor. A pick tries a lane at it
+    /// before it reads any bound. On a line of its own.
+    floor: CachePadded<AtomicU64>,
     /// The version last installed; writers only.
     last: AtomicU32,
 }
@@ -79,6 +89,7 @@ impl Scores {
             shift,
             factors: atomics(slots),
             cells: atomics(slots.div_ceil(1 << shift)),
+            floor: CachePadded::new(AtomicU64::new(0)),
             last: AtomicU32::new(0),
         }
     }
@@ -113,10 +124,17 @@ impl Scores {
         &self.cells[..blocks.min(self.cells.len())]
     }
 
+    /// The floor, as last settled.
+    #[inline(always)]
+    pub(crate) fn floor(&self) -> Tagged {
+        Tagged(self.floor.load(Ordering::Relaxed))
+    }
+
     /// `slot`'s counter was just lowered to `now` (see `Summary::lowered`,
-    /// which calls this after the counters' own bounds and the floor): lowers its block's
-    /// bound to the slot's score under the factor it reads, or to 0 if that
-    /// factor is of another version than the bound.
+    /// which calls this after the counters' own bounds and the floor): lowers
+    /// its block's bound, then the floor, to the slot's score under the
+    /// factor it reads, or to 0 where they are of another version than that
+    /// factor.
     #[inline(always)]
     pub(crate) fn lowered(&self, slot: u32, now: u32) {
         #[cfg(loom)]
@@ -129,7 +147,25 @@ impl Scores {
         };
         let factor = Tagged(factor.load(Ordering::SeqCst));
         let score = (u64::from(now) + 1) * u64::from(factor.value());
-        lower(cell, factor.version(), u32::try_from(score).unwrap_or(u32::MAX));
+        let score = u32::try_from(score).unwrap_or(u32::MAX);
+        lower(cell, factor.version(), score);
+        lower(&self.floor, factor.version(), score);
+    }
+
+    /// Raises the floor from `seen` (as the caller read it, before the
+    /// bounds) to `to` under `version` (the least bound over every block of
+    /// the version's lanes, as the caller read them), then looks at the
+    /// bounds again with `least` and lowers the floor to what it finds if
+    /// that is below `to`: the protocol of `Summary::raise_floor`.
+    pub(crate) fn raise_floor(&self, seen: Tagged, version: u32, to: u32, least: impl FnOnce() -> u32) {
+        if !super::raise::swap_wide(&self.floor, seen.0, Tagged::new(version, to).0) {
+            return;
+        }
+        fence(Ordering::SeqCst);
+        let now = least();
+        if now < to {
+            lower(&self.floor, version, now);
+        }
     }
 
     /// Raises block `block`'s bound from `seen` (as the caller read it) to
@@ -156,6 +192,7 @@ impl Scores {
         let now = least();
         if now < to {
             lower(cell, version, now);
+            lower(&self.floor, version, now);
         }
         true
     }
@@ -165,6 +202,10 @@ impl Scores {
 /// 0 if it is tagged otherwise: a compare-and-swap loop, since raises move it.
 #[inline(always)]
 fn lower(cell: &AtomicU64, version: u32, to: u32) {
+    // Loom models the `SeqCst` load that starts the loop as an acquire load;
+    // a fence is what it models of the C++20 rules (see `Summary::lowered`).
+    #[cfg(loom)]
+    fence(Ordering::SeqCst);
     let lowered = |raw| {
         let c = Tagged(raw);
         if c.version() == version {
