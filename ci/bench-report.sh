@@ -55,7 +55,7 @@ if [ -n "${WORKERPICK_REPORT_OUT:-}" ]; then
     export WORKERPICK_REPORT_OUT=$(realpath -m "$WORKERPICK_REPORT_OUT")
 fi
 # Criterion's id filter (a regex) for the target benchmarks.
-target_benches='^(floor/|scan/[0-9]+/least/|(random|round-robin|power-of-two|least-loaded)/[0-9]+/(select|reserve)/workerpick-handle)'
+target_benches='^(floor/|scan/[0-9]+/least/|(random|round-robin|power-of-two|least-loaded)/[0-9]+/(select|reserve)/workerpick-handle|weighted-(random|round-robin)/[0-9]+/select/workerpick-handle$|weighted-least-loaded/1024/reserve/workerpick-(handle|unweighted)$)'
 
 if [ "$render_only" = 0 ]; then
     echo "=== building the benches"
