@@ -298,14 +298,15 @@
 /// / 105-148; 2048 lanes 47-50 / 126-133 against 105-107 / 218-223. At 1024
 /// the summarised pick wins idle and ties with 4 ties, so `SUMMARISED_LANES`
 /// is 1024. Larger (criterion, `least-loaded-large`, with the floor): 10^4
-/// workers 34 / 68 against 157 / 432; 10^5 56 / 98 against 3 262 / 6 482;
-/// 10^6 201 / 193 against 40 333 / 73 255. Before the floor, an idle pick at
+/// workers 32 / 68 against 130 / 591; 10^5 53 / 66 against 3 189 / 6 165;
+/// 10^6 196 / 217 against 40 360 / 86 666. Before the floor, an idle pick at
 /// 10^6 spent most of its time reading the ~2 000 bounds (211 against 148 ns
-/// with them skipped, in one session); a random reserve + release on the same
-/// pool, which reads no bound, took 88 ns in that run, and the rest of the gap
-/// was not traced. A release on a pool with bounds and the floor costs
-/// 1.2-1.3 ns more (random reserve + release at 10^4 and 10^5 workers, same
-/// pool built `with_flat_scan()`; BENCHMARKS.md, *Large pools*).
+/// with them skipped, in one session). What the bounds and the floor cost a
+/// release (random reserve + release beside the same pool built
+/// `with_flat_scan()`) is within the noise of those memory-bound picks: one
+/// run measured 1.2-1.3 ns at 10^4 and 10^5, the next −1.2 and −6.2 ns, and
+/// +58 ns at 10^6, where a spot run had the opposite sign (112 against 154
+/// ns; BENCHMARKS.md, *Large pools*).
 ///
 /// # Selectors
 /// Modes are plug-ins behind the object-safe [`Selector`](crate::Selector)
