@@ -551,10 +551,11 @@
 /// | CAS bookings race releases; least-loaded exact without releases | loom `cas_races`, tests `threads` |
 /// | a stale pick never charges another worker; reuse after last release | loom `stale_pick`, tests `churn` and `stress` |
 /// | growth loses no decrement | loom `growth`, tests `churn` |
-/// | per-block bounds stay below the counters; summarised picks exact, uniform, honour holes | loom `summary` (`summary_race`, `summary_bookings`, `summary_growth`), tests `summarised` |
+/// | per-block bounds stay below the counters; summarised picks exact, uniform, honour holes | loom `summary` (`summary_race`, `summary_bookings`, `summary_growth`, `summary_floor_growth`), tests `summarised` |
 /// | a retarget moves one booking | loom `retarget`, tests `accounting` |
 /// | capacity, health and drain changes racing picks leak no count; marked or draining workers are not picked | loom `fleet`, tests `fleet`, fuzz `ops` |
 /// | weighted shares, smoothness, exact weighted least-loaded | tests `fleet`, unit tests in `weights`, weighted `scan` tests |
+/// | bounds on weighted scores and their floor stay below the scores, across changes of the factors; weighted summarised picks exact and uniform | loom `scores` (`scores_race`, `scores_second_look`, `scores_version_race`), tests `summarised_weighted`, fuzz `summary` (capacities) |
 /// | round-robin tickets distinct, preview free | loom `round_robin`, unit tests in `selectors` |
 /// | each mode's rule and draws | unit tests in `selectors` against a sequential reference; tests `device_aware` |
 /// | SIMD kernels equal the scalar reference | unit and property tests in `scan`, fuzz `scan` (reads past a slice fault) |
