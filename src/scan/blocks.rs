@@ -24,7 +24,7 @@
 //! draining worker, or one outside the candidates): the caller scans flat.
 
 use super::dispatch;
-use super::draw::{Cut, SAMPLES, draw_among, sample};
+use super::draw::{Cut, SAMPLES, Tied, draw_among, sample};
 use super::kernel::Kernel;
 use super::outcome::Least;
 use super::scalar;
@@ -300,30 +300,7 @@ struct Counted {
     /// Whether a bound was raised.
     raised: bool,
     /// The blocks holding them.
-    tied: Tied,
-}
-
-/// Up to 8 blocks, each with its ties, in the order pushed, unless more
-/// were pushed.
-#[derive(Default)]
-struct Tied {
-    blocks: [(u32, u32); 8],
-    len: usize,
-}
-
-impl Tied {
-    /// Adds block `b` holding `ties`.
-    fn push(&mut self, b: usize, ties: u32) {
-        if let Some(slot) = self.blocks.get_mut(self.len) {
-            *slot = (b as u32, ties);
-        }
-        self.len += 1;
-    }
-
-    /// Every block pushed, if they all fit.
-    fn blocks(&self) -> Option<&[(u32, u32)]> {
-        self.blocks.get(..self.len)
-    }
+    tied: Tied<8>,
 }
 
 /// The least of `counters` (`u32::MAX` for none): one pass, no tie count.

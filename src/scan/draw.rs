@@ -160,3 +160,39 @@ pub(super) fn in_blocks(
         empty,
     }
 }
+
+/// Up to `N` blocks, each with its ties, in the order pushed, unless more
+/// were pushed: what a summarised pick counted, to draw one tie among them.
+pub(super) struct Tied<const N: usize> {
+    blocks: [(u32, u32); N],
+    len: usize,
+}
+
+impl<const N: usize> Default for Tied<N> {
+    fn default() -> Self {
+        Self {
+            blocks: [(0, 0); N],
+            len: 0,
+        }
+    }
+}
+
+impl<const N: usize> Tied<N> {
+    /// Adds block `b` holding `ties`.
+    pub(super) fn push(&mut self, b: usize, ties: u32) {
+        if let Some(slot) = self.blocks.get_mut(self.len) {
+            *slot = (b as u32, ties);
+        }
+        self.len += 1;
+    }
+
+    /// Whether `N` blocks were pushed: one more would not fit.
+    pub(super) fn is_full(&self) -> bool {
+        self.len >= N
+    }
+
+    /// Every block pushed, if they all fit.
+    pub(super) fn blocks(&self) -> Option<&[(u32, u32)]> {
+        self.blocks.get(..self.len)
+    }
+}

@@ -27,7 +27,7 @@
 //! `lo` than it counts, or a block owes its bound to a lane the pick may not
 //! return (a draining worker).
 
-use super::draw::draw_among;
+use super::draw::{Tied, draw_among};
 use super::kernel::Kernel;
 use super::weighting::{Weighting, score};
 use crate::rng::Rng;
@@ -306,34 +306,30 @@ impl View<'_> {
         load_scoring(self.all, self.excluded, self.scored.weighting, i, lo)
     }
 
-    /// Block `b`'s lanes that the pick may return: the first, their counters,
-    /// exclusions and factors.
-    fn pickable(&self, b: usize) -> (usize, &[AtomicU32], Option<&[u32]>, Weighting<'_>) {
+    /// Block `b`'s lanes up to lane `end`: the first, their counters, and
+    /// the weighting with their factors.
+    fn block(&self, b: usize, end: usize) -> (usize, &[AtomicU32], Weighting<'_>) {
         let start = b * self.width;
-        let end = (start + self.width).min(self.n);
+        let end = (start + self.width).min(end);
         let w = self.scored.weighting;
         let block = Weighting {
             scale: &w.scale[start..end],
             ..w
         };
-        (
-            start,
-            &self.all[start..end],
-            self.excluded.map(|e| &e[start..end]),
-            block,
-        )
+        (start, &self.all[start..end], block)
+    }
+
+    /// Block `b`'s lanes that the pick may return: the first, their counters,
+    /// exclusions and factors.
+    fn pickable(&self, b: usize) -> (usize, &[AtomicU32], Option<&[u32]>, Weighting<'_>) {
+        let (start, c, w) = self.block(b, self.n);
+        (start, c, self.excluded.map(|e| &e[start..start + c.len()]), w)
     }
 
     /// Block `b`'s least score over every lane with a factor (also past `n`).
     fn block_min(&self, b: usize) -> u32 {
-        let start = b * self.width;
-        let end = (start + self.width).min(self.all.len());
-        let w = self.scored.weighting;
-        let block = Weighting {
-            scale: &w.scale[start..end],
-            ..w
-        };
-        self.kernel.min_scored(&self.all[start..end], block)
+        let (_, c, w) = self.block(b, self.all.len());
+        self.kernel.min_scored(c, w)
     }
 
     /// Out of line, after the tries missed: counts the ties at `lo` in the
@@ -348,8 +344,8 @@ impl View<'_> {
         draw: &mut impl FnMut(u32) -> u32,
     ) -> Settled {
         let version = self.scored.version;
-        let mut tied = [(0u32, 0u32); MAX_BLOCKS];
-        let (mut len, mut ties, mut raised) = (0, 0u32, false);
+        let mut tied = Tied::<MAX_BLOCKS>::default();
+        let (mut ties, mut raised) = (0u32, false);
         for (b, cell) in cells.iter().enumerate() {
             // Acquire: if the bound was written by a release's lowering, the
             // block scans below see that release's decrement, so a raise
@@ -367,11 +363,10 @@ impl View<'_> {
                 0
             };
             if found > 0 {
-                if len == MAX_BLOCKS {
+                if tied.is_full() {
                     return if raised { Settled::Again } else { Settled::Flat };
                 }
-                tied[len] = (b as u32, found);
-                len += 1;
+                tied.push(b, found);
                 ties = ties.wrapping_add(found);
                 continue;
             }
@@ -381,7 +376,7 @@ impl View<'_> {
             return if raised { Settled::Again } else { Settled::Flat };
         }
         let mut k = draw_among(ties, &mut *draw);
-        for &(b, found) in &tied[..len] {
+        for &(b, found) in tied.blocks().unwrap_or_default() {
             if k >= found {
                 k -= found;
                 continue;

@@ -1,10 +1,35 @@
 //! The compare-and-swap by which a pick raises a bound (`summary`'s bounds
-//! and floor, `scores`' bounds), and, under `--cfg workerpick_plain_raise`,
+//! and floor, `scores`' bounds and floor), the second look that follows it,
+//! and, under `--cfg workerpick_plain_raise`,
 //! the same as a plain store: WRONG, kept only to show that the loom models
 //! `summary_race` and `scores_race` fail without the compare-and-swap
 //! (`RUSTFLAGS="--cfg loom --cfg workerpick_plain_raise"`).
 
-use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+
+/// The rest of every raise after its compare-and-swap, which `swapped` says
+/// landed: a `SeqCst` fence, a second look at what the raised value bounds
+/// (`least`), and `repair` with what it found if that is below `to`, the
+/// value raised to. Either the second look sees a decrement the first look
+/// missed, or the release's `SeqCst` load saw the raise (see `docs::design`).
+/// Whether the raise landed.
+#[inline(always)]
+pub(super) fn second_look(
+    swapped: bool,
+    to: u32,
+    least: impl FnOnce() -> u32,
+    repair: impl FnOnce(u32),
+) -> bool {
+    if !swapped {
+        return false;
+    }
+    fence(Ordering::SeqCst);
+    let now = least();
+    if now < to {
+        repair(now);
+    }
+    true
+}
 
 /// The raise of a 64-bit bound (the floor, a bound on scores): a
 /// compare-and-swap from `seen`.

@@ -33,8 +33,11 @@
 //! The invariant, and why the raise's second look keeps it, are in
 //! [`docs::design`](crate::docs::design).
 
+use super::raise::{second_look, swap_wide};
 use crate::sync::CachePadded;
-use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+#[cfg(loom)]
+use crate::sync::atomic::fence;
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// A value tagged with the version of the factors it belongs to: a bound, or
 /// a slot's factor.
@@ -158,14 +161,8 @@ impl Scores {
     /// bounds again with `least` and lowers the floor to what it finds if
     /// that is below `to`: the protocol of `Summary::raise_floor`.
     pub(crate) fn raise_floor(&self, seen: Tagged, version: u32, to: u32, least: impl FnOnce() -> u32) {
-        if !super::raise::swap_wide(&self.floor, seen.0, Tagged::new(version, to).0) {
-            return;
-        }
-        fence(Ordering::SeqCst);
-        let now = least();
-        if now < to {
-            lower(&self.floor, version, now);
-        }
+        let swapped = swap_wide(&self.floor, seen.0, Tagged::new(version, to).0);
+        second_look(swapped, to, least, |now| lower(&self.floor, version, now));
     }
 
     /// Raises block `block`'s bound from `seen` (as the caller read it) to
@@ -185,16 +182,15 @@ impl Scores {
         let Some(cell) = self.cells.get(block) else {
             return false;
         };
-        if !super::raise::swap_wide(cell, seen.0, Tagged::new(version, to).0) {
-            return false;
-        }
-        fence(Ordering::SeqCst);
-        let now = least();
-        if now < to {
-            lower(cell, version, now);
-            lower(&self.floor, version, now);
-        }
-        true
+        second_look(
+            swap_wide(cell, seen.0, Tagged::new(version, to).0),
+            to,
+            least,
+            |now| {
+                lower(cell, version, now);
+                lower(&self.floor, version, now);
+            },
+        )
     }
 }
 

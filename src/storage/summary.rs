@@ -15,9 +15,11 @@
 //! [`SUMMARISED_SLOTS`] slots or more keep a summary; the others pay nothing
 //! on release but a branch on the pool's constant.
 
-use super::raise::{swap, swap_wide};
+use super::raise::{second_look, swap, swap_wide};
 use super::scores::Scores;
-use crate::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering, fence};
+#[cfg(loom)]
+use crate::sync::atomic::fence;
+use crate::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use crate::sync::{AtomicArray, CachePadded};
 
 /// The scan length from which a pick uses the summary (below it, the flat scan
@@ -260,14 +262,8 @@ impl Summary {
     pub(crate) fn raise_floor(&self, seen: Floor, to: u32, blocks: usize, least: impl FnOnce() -> u32) {
         let covered = Floor::new(to, u32::try_from(blocks).unwrap_or(ALL_BLOCKS));
         let to_floor = Floor(covered.0 | (seen.0 & WEIGHTED));
-        if !swap_wide(&self.floor, seen.0, to_floor.0) {
-            return;
-        }
-        fence(Ordering::SeqCst);
-        let now = least();
-        if now < to {
-            self.lower_floor_slow(now);
-        }
+        let swapped = swap_wide(&self.floor, seen.0, to_floor.0);
+        second_look(swapped, to, least, |now| self.lower_floor_slow(now));
     }
 
     /// Raises block `block`'s cell from `seen` (the value the caller read) to
@@ -285,16 +281,10 @@ impl Summary {
         let Some(cell) = self.cells.get(block) else {
             return false;
         };
-        if !swap(cell, seen, to) {
-            return false;
-        }
-        fence(Ordering::SeqCst);
-        let now = least();
-        if now < to {
+        second_look(swap(cell, seen, to), to, least, |now| {
             cell.fetch_min(now, Ordering::SeqCst);
             self.lower_floor(now);
-        }
-        true
+        })
     }
 }
 
