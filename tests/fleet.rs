@@ -368,6 +368,55 @@ fn reservations_move_the_ramp_on() {
     assert!((share - 0.5).abs() < 0.02, "{share}");
 }
 
+/// Ramps whose window runs past the clock's range: the worker stays at its
+/// first level (it never reaches its window), and no writer call panics.
+fn endless_ramps() -> [SlowStart; 3] {
+    [
+        SlowStart::new(Duration::MAX)
+            .aggression(0.01)
+            .min_weight_percent(1),
+        SlowStart::new(Duration::from_secs(10u64.pow(19))).min_weight_percent(1),
+        // An aggression so low that a level's share of the window rounds to 1.
+        SlowStart::new(Duration::MAX)
+            .aggression(1e-30)
+            .min_weight_percent(1),
+    ]
+}
+
+#[test]
+fn a_ramp_past_the_clock_never_makes_a_writer_panic() {
+    for ramp in endless_ramps() {
+        let pool = weighted(&[1]);
+        pool.set_slow_start(Some(ramp));
+        pool.insert(1).unwrap();
+        pool.insert_with(2, WorkerInfo::new().capacity(2)).unwrap();
+        pool.drain(&1).unwrap();
+        pool.resume(&1).unwrap();
+        pool.replace(0..4).unwrap();
+        pool.advance_slow_start();
+        for _ in 0..2048 {
+            drop(pool.reserve(&Random).unwrap());
+        }
+        assert_eq!(pool.len(), 4, "{ramp:?}");
+        // The warm worker keeps its full capacity (8 eighths); the cold ones
+        // hold their first level (1 eighth of capacities 1, 2, 1): 8 of 12.
+        let got = shares(&pool, &Random, 24_000);
+        assert!((15_000..17_000).contains(&got[&0]), "{ramp:?}: {got:?}");
+        pool.set_slow_start(None);
+    }
+}
+
+#[test]
+fn a_fresh_pool_with_an_endless_ramp_takes_its_workers() {
+    for ramp in endless_ramps() {
+        let pool: Pool<u32> = Pool::new();
+        pool.set_slow_start(Some(ramp));
+        pool.replace(0..1024).unwrap();
+        assert_eq!(pool.len(), 1024, "{ramp:?}");
+        assert!(pool.reserve(&LeastLoaded::new()).is_ok());
+    }
+}
+
 #[test]
 fn slow_start_keeps_least_loaded_off_a_cold_worker() {
     let pool = weighted(&[1, 1]);

@@ -36,7 +36,9 @@ pub struct SlowStart {
 
 impl SlowStart {
     /// A linear ramp (aggression 1) over `window`, starting at 10 % of the
-    /// worker's capacity.
+    /// worker's capacity. A window whose steps fall past the range of
+    /// [`Instant`] (such as `Duration::MAX`) never ends: the worker keeps the
+    /// level it has reached.
     pub fn new(window: Duration) -> Self {
         Self {
             window,
@@ -88,8 +90,10 @@ impl SlowStart {
             return self.window;
         }
         // The factor passes level / LEVELS at t = window * (level / LEVELS)^aggression.
+        // Not `mul_f64`: it panics where the product rounds past `Duration::MAX`.
         let share = (f64::from(level) / f64::from(LEVELS)).powf(self.aggression);
-        self.window.mul_f64(share.min(1.0))
+        Duration::try_from_secs_f64(self.window.as_secs_f64() * share.min(1.0))
+            .map_or(self.window, |at| at.min(self.window))
     }
 }
 
@@ -123,8 +127,15 @@ impl Ramp {
                 (Some(ramp), Some(from)) => {
                     let age = now.saturating_duration_since(from);
                     let level = ramp.level(age);
-                    if level < LEVELS && !m.draining {
-                        let at = from + ramp.next_step(level).max(age + Duration::from_millis(1));
+                    // A step past the clock's range is never due: the
+                    // worker keeps its level (a writer must not panic).
+                    let next = ramp
+                        .next_step(level)
+                        .max(age.saturating_add(Duration::from_millis(1)));
+                    if level < LEVELS
+                        && !m.draining
+                        && let Some(at) = from.checked_add(next)
+                    {
                         due = Some(due.map_or(at, |d| d.min(at)));
                     }
                     level
