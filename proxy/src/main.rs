@@ -2,29 +2,108 @@
 //! mode, requests/s, latency p50/p99 and the requests each upstream got,
 //! beside tower's p2c (through a `Buffer`) and a direct connection (the floor).
 //!
-//!     cargo run -p workerpick-proxy --release -- [--requests N] [--concurrency C] [--tokens T]
+//!     cargo run -p workerpick-proxy --release -- [bench] [--requests N] [--concurrency C] [--tokens T]
+//!
+//! Exits 0 when every request was answered and no load stayed booked, 1 when
+//! not, and 2 (with a one-line message) on arguments it cannot run.
 
+use clap::{Args, Parser, Subcommand};
+use std::process::ExitCode;
 use std::time::Duration;
 use workerpick_proxy::load::Plan;
 use workerpick_proxy::upstream::Speed;
 use workerpick_proxy::{Fleet, MODES, Router, measure};
 
-fn arg(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.windows(2)
-        .find(|w| w[0] == name)
-        .map(|w| w[1].parse().unwrap_or_else(|_| panic!("{name} takes a number")))
-        .unwrap_or(default)
+/// An HTTP reverse proxy that routes with workerpick.
+#[derive(Parser, Debug)]
+#[command(
+    version,
+    allow_negative_numbers = true,
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// With no command: `bench`.
+    #[command(flatten)]
+    bench: Bench,
 }
 
-#[tokio::main]
-async fn main() -> std::io::Result<()> {
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Starts its own upstreams and drives every mode with a bounded load
+    /// generator, beside tower's p2c and a direct connection (the default).
+    Bench(Bench),
+}
+
+#[derive(Args, Debug)]
+struct Bench {
+    /// Requests per router.
+    #[arg(long, value_name = "N", default_value_t = 4000,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    requests: u64,
+    /// Requests in flight at once, one connection each.
+    #[arg(long, value_name = "C", default_value_t = 32,
+          value_parser = clap::value_parser!(u64).range(1..=4096))]
+    concurrency: u64,
+    /// Chunks each response streams.
+    #[arg(long, value_name = "T", default_value_t = 8,
+          value_parser = clap::value_parser!(u32).range(0..=1000))]
+    tokens: u32,
+    /// Every K-th request is cancelled before its answer and the next one
+    /// mid-stream (0: none).
+    #[arg(long, value_name = "K", default_value_t = 0,
+          value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    cancel_every: u64,
+    /// Each router's run stops here, in ms, even with requests left (they count as failed).
+    #[arg(long, value_name = "MS", default_value_t = 60_000,
+          value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    deadline_ms: u64,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
+        Err(e) => {
+            // clap's first line names the argument and the problem; its usage
+            // hint follows in lines of its own.
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or_default();
+            eprintln!("workerpick-proxy: {}", first.trim_start_matches("error: "));
+            return ExitCode::from(2);
+        }
+    };
+    let bench = match cli.command {
+        Some(Command::Bench(bench)) => bench,
+        None => cli.bench,
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("workerpick-proxy: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(&bench)) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("workerpick-proxy: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs the benchmark; whether every request was answered and no load stayed booked.
+async fn run(bench: &Bench) -> std::io::Result<bool> {
+    // The parser bounds each value far below usize::MAX.
     let plan = Plan {
-        requests: arg("--requests", 4000),
-        concurrency: arg("--concurrency", 32),
-        tokens: arg("--tokens", 8) as u32,
-        cancel_every: arg("--cancel-every", 0),
-        deadline: Duration::from_secs(60),
+        requests: bench.requests as usize,
+        concurrency: bench.concurrency as usize,
+        tokens: bench.tokens,
+        cancel_every: bench.cancel_every as usize,
+        deadline: Duration::from_millis(bench.deadline_ms),
     };
     let speeds = Speed::fleet(4);
     let fleet = Fleet::start(&speeds).await?;
@@ -48,11 +127,15 @@ async fn main() -> std::io::Result<()> {
         .map(|&m| Router::Workerpick(m))
         .chain([Router::TowerP2c, Router::Direct]);
     let mut leaked = false;
+    let mut failing = Vec::new();
     for router in routers {
         let r = measure(&fleet, router, plan).await?;
         let o = &r.outcome;
         let errors = o.answered() - o.ok - o.cancelled + o.failed + o.unsent;
         leaked |= r.left_booked.is_some_and(|l| l != 0);
+        if errors > 0 {
+            failing.push(format!("{} ({errors})", router.name()));
+        }
         println!(
             "{:<20} {:>9.0} {:>8.2} {:>8.2} {:>6} {:>6}  {:<28} {}",
             router.name(),
@@ -66,10 +149,18 @@ async fn main() -> std::io::Result<()> {
         );
     }
     fleet.stop().await;
-    if leaked {
-        eprintln!("FAILED: load left booked after a run");
-        std::process::exit(1);
+    if !failing.is_empty() {
+        eprintln!(
+            "workerpick-proxy: FAILED: requests without a complete answer (of {} each): {}",
+            plan.requests,
+            failing.join(", ")
+        );
     }
-    println!("every in-flight count is back to 0");
-    Ok(())
+    if leaked {
+        eprintln!("workerpick-proxy: FAILED: load left booked after a run");
+    }
+    if failing.is_empty() && !leaked {
+        println!("every request answered; every in-flight count is back to 0");
+    }
+    Ok(failing.is_empty() && !leaked)
 }

@@ -1,0 +1,110 @@
+//! The binary's command line: arguments it cannot run are refused at once with
+//! one line and exit code 2, never a panic; `--help` prints usage and exits 0;
+//! and a run in which requests fail exits non-zero.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs the proxy with `args`, killed after `limit`; returns (exit code,
+/// stdout, stderr, whether it had to be killed).
+fn proxy(args: &[&str], limit: Duration) -> (Option<i32>, String, String, bool) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_workerpick-proxy"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the proxy binary runs");
+    let start = Instant::now();
+    let mut killed = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if start.elapsed() > limit {
+            killed = true;
+            let _ = child.kill();
+            break child.wait().expect("wait");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    (status.code(), stdout, stderr, killed)
+}
+
+/// `args` are refused at once (exit 2, nothing on stdout) with one line on
+/// stderr that names `what`.
+fn refused(args: &[&str], what: &str) {
+    let (code, stdout, stderr, killed) = proxy(args, Duration::from_secs(5));
+    assert!(!killed, "{args:?}: ran instead of refusing: {stdout:?}");
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    assert_eq!(code, Some(2), "{args:?}: stdout {stdout:?} stderr {stderr:?}");
+    assert_eq!(stdout, "", "{args:?}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr:?}");
+    assert!(stderr.starts_with("workerpick-proxy: "), "{args:?}: {stderr:?}");
+    assert!(stderr.contains(what), "{args:?}: {stderr:?} does not name {what}");
+}
+
+#[test]
+fn arguments_it_cannot_run_are_refused_in_one_line() {
+    refused(&["abc"], "abc");
+    refused(&["--bogus"], "--bogus");
+    refused(&["--requests", "abc"], "--requests");
+    refused(&["--requests", "-5"], "--requests");
+    refused(&["--requests"], "--requests");
+    refused(&["--requests", "0"], "--requests");
+    refused(&["--concurrency", "0"], "--concurrency");
+    refused(&["--concurrency", "20000"], "--concurrency");
+    refused(&["--tokens", "4294967297"], "--tokens");
+    refused(&["--cancel-every=x"], "--cancel-every");
+    refused(&["bench", "--requests", "abc"], "--requests");
+}
+
+#[test]
+fn help_prints_usage_and_exits_0() {
+    for args in [&["--help"][..], &["-h"], &["bench", "--help"]] {
+        let (code, stdout, stderr, killed) = proxy(args, Duration::from_secs(5));
+        assert!(!killed && code == Some(0), "{args:?}: {stdout:?} {stderr:?}");
+        assert!(stdout.contains("--requests"), "{args:?}: {stdout}");
+    }
+}
+
+#[test]
+fn a_small_run_with_flag_equals_value_answers_everything() {
+    let args = ["--requests=40", "--concurrency=4", "--tokens=1"];
+    let (code, stdout, stderr, killed) = proxy(&args, Duration::from_secs(60));
+    assert!(!killed, "{stdout}");
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.starts_with("40 requests, 4 at once, 1 streamed"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("every request answered"), "{stdout}");
+}
+
+/// A deadline far too short for the requests: they go unanswered, and the
+/// run says so and exits 1.
+#[test]
+fn a_run_whose_requests_fail_exits_non_zero() {
+    let args = [
+        "bench",
+        "--requests",
+        "400",
+        "--concurrency",
+        "2",
+        "--deadline-ms",
+        "1",
+    ];
+    let (code, stdout, stderr, killed) = proxy(&args, Duration::from_secs(60));
+    assert!(!killed, "{stdout}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("FAILED: requests without a complete answer"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("every request answered"), "{stdout}");
+}
