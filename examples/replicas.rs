@@ -11,6 +11,7 @@
 //! cargo run --example replicas -- 8 2              # 8 replicas, every 2 ms
 //! cargo run --example replicas -- 4 0              # no summaries: each sees only its own
 //! cargo run --example replicas --features serde    # summaries travel as JSON text
+//! cargo run --example replicas -- --help           # the arguments
 //! ```
 //!
 //! # Over a message bus
@@ -37,6 +38,7 @@
 //! next requests together. The simulator's replica scenario
 //! (`cargo run --release -p workerpick-sim`) measures how much the period matters.
 
+use std::process::ExitCode;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Barrier};
@@ -215,13 +217,63 @@ impl Replica {
     }
 }
 
-fn main() {
-    let mut args = std::env::args().skip(1);
-    let replicas: usize = args.next().map_or(4, |a| a.parse().expect("replicas: a number"));
-    let period_ms: u64 = args
-        .next()
-        .map_or(5, |a| a.parse().expect("period in ms: a number"));
-    assert!((1..=64).contains(&replicas), "replicas: 1 to 64");
+const USAGE: &str = "usage: replicas [REPLICAS] [PERIOD_MS]
+  REPLICAS   routers in front of the workers, 1 to 64 (default 4)
+  PERIOD_MS  each sends its summary to the others this often, 0 to 1000 ms (default 5; 0: never)";
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq)]
+enum Command {
+    Help,
+    Run { replicas: usize, period_ms: u64 },
+}
+
+/// Parses the arguments after the program's name; an error is one line.
+fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
+    let mut numbers = Vec::new();
+    for arg in args {
+        match arg.as_str() {
+            "-h" | "--help" => return Ok(Command::Help),
+            a if a.starts_with('-') && a.parse::<i64>().is_err() => {
+                return Err(format!("unknown option `{a}`"));
+            }
+            _ => numbers.push(arg),
+        }
+    }
+    if numbers.len() > 2 {
+        return Err(format!("unexpected argument `{}`", numbers[2]));
+    }
+    let number = |i: usize, what: &str, range: std::ops::RangeInclusive<u64>, default: u64| {
+        let Some(arg) = numbers.get(i) else {
+            return Ok(default);
+        };
+        match arg.parse::<u64>() {
+            Ok(n) if range.contains(&n) => Ok(n),
+            _ => Err(format!(
+                "{what} must be a whole number from {} to {}, not `{arg}`",
+                range.start(),
+                range.end()
+            )),
+        }
+    };
+    Ok(Command::Run {
+        replicas: number(0, "REPLICAS", 1..=64, 4)? as usize,
+        period_ms: number(1, "PERIOD_MS", 0..=1000, 5)?,
+    })
+}
+
+fn main() -> ExitCode {
+    let (replicas, period_ms) = match parse(std::env::args().skip(1)) {
+        Ok(Command::Run { replicas, period_ms }) => (replicas, period_ms),
+        Ok(Command::Help) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("replicas: {e} (see --help)");
+            return ExitCode::from(2);
+        }
+    };
     let period = (period_ms > 0).then(|| Duration::from_millis(period_ms));
 
     let fleet = Arc::new(Fleet {
@@ -291,6 +343,77 @@ fn main() {
     let clean = tallies
         .iter()
         .all(|t| t.end.iter().all(|&(own, reported)| own == 0 && reported == 0));
-    assert!(clean, "every reservation dropped and every last summary applied");
+    if !clean {
+        eprintln!(
+            "replicas: FAILED: load left counted after every reservation dropped and every last summary"
+        );
+        return ExitCode::FAILURE;
+    }
     println!("\nAfter the run every replica's in-flight counts and reported loads are back to 0.");
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Command, parse};
+
+    fn args(a: &[&str]) -> Result<Command, String> {
+        parse(a.iter().map(|s| (*s).to_owned()))
+    }
+
+    #[test]
+    fn defaults_and_numbers_in_range_run() {
+        assert_eq!(
+            args(&[]),
+            Ok(Command::Run {
+                replicas: 4,
+                period_ms: 5
+            })
+        );
+        assert_eq!(
+            args(&["8", "2"]),
+            Ok(Command::Run {
+                replicas: 8,
+                period_ms: 2
+            })
+        );
+        assert_eq!(
+            args(&["1", "0"]),
+            Ok(Command::Run {
+                replicas: 1,
+                period_ms: 0
+            })
+        );
+        assert_eq!(
+            args(&["64"]),
+            Ok(Command::Run {
+                replicas: 64,
+                period_ms: 5
+            })
+        );
+    }
+
+    #[test]
+    fn help_asks_for_the_usage() {
+        assert_eq!(args(&["--help"]), Ok(Command::Help));
+        assert_eq!(args(&["4", "-h"]), Ok(Command::Help));
+    }
+
+    #[test]
+    fn what_it_cannot_run_is_one_line_naming_the_argument() {
+        for (bad, names) in [
+            (&["abc"][..], "REPLICAS"),
+            (&["0"], "REPLICAS"),
+            (&["100"], "REPLICAS"),
+            (&["-5"], "REPLICAS"),
+            (&["4", "x"], "PERIOD_MS"),
+            (&["4", "-1"], "PERIOD_MS"),
+            (&["4", "99999999999999999999"], "PERIOD_MS"),
+            (&["--fast"], "--fast"),
+            (&["4", "5", "6"], "`6`"),
+        ] {
+            let e = args(bad).unwrap_err();
+            assert!(e.contains(names) && !e.contains('\n'), "{bad:?}: {e}");
+        }
+    }
 }
