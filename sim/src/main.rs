@@ -13,7 +13,7 @@ use workerpick_sim as sim;
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sim::report::Format;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -128,6 +128,19 @@ const MAX_REPLICAS: usize = 64;
 /// is meant to take seconds.
 const MAX_SERVICE: Duration = Duration::from_secs(10);
 
+/// The largest fleet a run takes: a run keeps per-worker records for every
+/// mode, and this one takes about 15 s at the default settings.
+const MAX_FLEET: usize = 1 << 20;
+
+/// Each worker with attributes of its own (a CPU) publishes a snapshot of the
+/// whole fleet as each mode's pool is built: CPU workers × workers stays at or
+/// under this (20 000 workers at the default speeds, 5 000 of them CPUs: ~10 s
+/// of setup per mode in a release build on 2 cores).
+const MAX_SETUP_COPIES: usize = 100_000_000;
+
+/// Most workers `--plot` draws, one line and legend entry each.
+const MAX_PLOTTED: usize = 64;
+
 impl Args {
     /// The heterogeneous-fleet scenarios, on the modes of `--modes` that have
     /// them, at `--service-ms`, from `--threads` routers.
@@ -195,6 +208,7 @@ impl Args {
             ));
         }
         for (flag, value, max) in [
+            ("--workers", self.workers, MAX_FLEET),
             ("--threads", self.threads, MAX_ROUTER_THREADS),
             ("--requests", self.requests, MAX_REQUESTS),
             ("--concurrency", self.concurrency, MAX_CONCURRENCY),
@@ -247,6 +261,24 @@ impl Args {
                 "--cpus names w{w}, but the fleet is w0..w{}",
                 self.workers - 1
             ));
+        }
+        if cpus.len().saturating_mul(self.workers) > MAX_SETUP_COPIES {
+            return Err(format!(
+                "--workers {} with {} of them on CPUs (--cpus, or by default the ones slower than 1) \
+                 would take minutes to set up; at this size name at most {} with --cpus, or give --speeds 1",
+                self.workers,
+                cpus.len(),
+                MAX_SETUP_COPIES / self.workers
+            ));
+        }
+        if let Some(path) = &self.plot {
+            if self.workers > MAX_PLOTTED {
+                return Err(format!(
+                    "--plot draws one line per worker: at most {MAX_PLOTTED}, not --workers {}",
+                    self.workers
+                ));
+            }
+            writable_svg(path)?;
         }
         let devices = (0..self.workers)
             .map(|w| {
@@ -319,6 +351,29 @@ impl Args {
             seed: self.seed,
         }))
     }
+}
+
+/// Checks, before the run, that the plot can be written to `path`: an `.svg`
+/// name (the plot is SVG) in a place that takes it.
+fn writable_svg(path: &Path) -> Result<(), String> {
+    if !path.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")) {
+        return Err(format!(
+            "--plot {}: the plot is SVG; give a file name that ends in .svg",
+            path.display()
+        ));
+    }
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| format!("--plot {}: cannot write it: {e}", path.display()))?;
+    if !existed {
+        // Written after the run: no empty file left behind if the run fails.
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
 }
 
 /// A progress bar on stderr that appears once the run has taken a second

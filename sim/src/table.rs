@@ -1,21 +1,30 @@
 //! The report as a table for people: one section per question, each with a
 //! header line saying what it shows.
 
-use super::outcome::Outcome;
+use super::outcome::{Outcome, WorkerOutcome};
 use super::stats::ms;
-use super::{CLASSIC_CONCURRENCY, CLASSIC_WORKERS, Config, ModeReport};
+use super::{CLASSIC_CONCURRENCY, CLASSIC_WORKERS, Config, Fleet, ModeReport};
 use std::fmt::Write;
 use workerpick::DeviceKind;
 
 /// The numbered sections the table may have (the fleet scenarios' follow).
 pub const SECTIONS: usize = 6;
 
+/// Fleets up to this size get a row per worker; larger ones their
+/// distribution (CSV and JSON always hold every worker).
+pub const LISTED_WORKERS: usize = 64;
+
+/// Most CPU names the header lists.
+const LISTED_CPUS: usize = 16;
+
+/// Most distinct speeds the header counts, and section 2 gives a mean row for.
+const LISTED_SPEEDS: usize = 8;
+
 /// Renders the table (`timer_ns` is the clock's own cost).
 pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
     let load = &config.load;
     let fleet = &load.fleet;
     let mut o = String::new();
-    let speeds: Vec<String> = fleet.speeds.iter().map(|s| format!("{s}")).collect();
     let _ = writeln!(
         o,
         "workerpick load simulator\n\
@@ -24,7 +33,7 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
          Load:    {} requests per mode, {} in flight at a time, from {} router threads\n         \
          (one pool.handle() each); seed {}.",
         fleet.speeds.len(),
-        speeds.join(" "),
+        speeds_text(&fleet.speeds),
         fleet.slots,
         ms(fleet.service),
         load.requests,
@@ -40,6 +49,13 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
         let _ = writeln!(
             o,
             "Devices: every worker on a CPU (device-aware has nothing to weigh them against)."
+        );
+    } else if cpus.len() > LISTED_CPUS {
+        let _ = writeln!(
+            o,
+            "Devices: {} on CPUs ({} ...), the rest on accelerators (only device-aware looks).",
+            cpus.len(),
+            cpus[..LISTED_CPUS].join(" ")
         );
     } else if !cpus.is_empty() {
         let _ = writeln!(
@@ -105,31 +121,10 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
         crate::engine::scan_kind(limit, workers, fleet.flat_scan),
     );
 
-    section(
-        &mut o,
-        "2) Requests served and peak in flight (serving + queued) per worker, same runs",
-    );
-    let _ = write!(o, "{:<7}{:>6}", "worker", "speed");
-    for r in reports {
-        let _ = write!(o, "  {:>14}", r.mode);
-    }
-    let _ = write!(o, "\n{:13}", "");
-    for _ in reports {
-        let _ = write!(o, "  {:>8}{:>6}", "req", "peak");
-    }
-    o.push('\n');
-    for (w, speed) in fleet.speeds.iter().enumerate() {
-        let cpu = if fleet.devices[w] == DeviceKind::Cpu {
-            " cpu"
-        } else {
-            ""
-        };
-        let _ = write!(o, "{:<7}{:>6}", format!("w{w}{cpu}"), speed);
-        for r in reports {
-            let x = &r.load.workers[w];
-            let _ = write!(o, "  {:>8}{:>6}", x.requests, x.peak_in_flight);
-        }
-        o.push('\n');
+    if workers > LISTED_WORKERS {
+        distribution(&mut o, fleet, reports);
+    } else {
+        per_worker(&mut o, fleet, reports);
     }
     let _ = write!(o, "{:<13}", "total");
     for r in reports {
@@ -141,6 +136,9 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
         let _ = write!(o, "  {:>14}", ends(&r.load));
     }
     o.push('\n');
+    if workers > LISTED_WORKERS {
+        extremes(&mut o, fleet, reports);
+    }
 
     if let Some(c) = load.churn {
         section(
@@ -244,6 +242,163 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
     let mixed = fleet.devices.iter().any(|&d| d != fleet.devices[0]);
     o.push_str(&reading(reports, fleet.speeds.as_slice(), mixed));
     o
+}
+
+/// Section 2's head: its title and the modes' column headers.
+fn head(o: &mut String, title: &str, first: &str, reports: &[ModeReport]) {
+    section(o, title);
+    let _ = write!(o, "{first:<13}");
+    for r in reports {
+        let _ = write!(o, "  {:>14}", r.mode);
+    }
+    let _ = write!(o, "\n{:13}", "");
+    for _ in reports {
+        let _ = write!(o, "  {:>8}{:>6}", "req", "peak");
+    }
+    o.push('\n');
+}
+
+/// Section 2 for a small fleet: a row per worker.
+fn per_worker(o: &mut String, fleet: &Fleet, reports: &[ModeReport]) {
+    head(
+        o,
+        "2) Requests served and peak in flight (serving + queued) per worker, same runs",
+        "worker  speed",
+        reports,
+    );
+    for (w, speed) in fleet.speeds.iter().enumerate() {
+        let cpu = if fleet.devices[w] == DeviceKind::Cpu {
+            " cpu"
+        } else {
+            ""
+        };
+        let _ = write!(o, "{:<7}{:>6}", format!("w{w}{cpu}"), speed);
+        for r in reports {
+            let x = &r.load.workers[w];
+            let _ = write!(o, "  {:>8}{:>6}", x.requests, x.peak_in_flight);
+        }
+        o.push('\n');
+    }
+}
+
+/// Section 2 for a large fleet: how requests and peaks spread over it (each
+/// column on its own: a row's figures may come from different workers) and
+/// the mean per speed.
+fn distribution(o: &mut String, fleet: &Fleet, reports: &[ModeReport]) {
+    head(
+        o,
+        &format!(
+            "2) Requests served and peak in flight (serving + queued) over the {} workers, same runs",
+            fleet.speeds.len()
+        ),
+        "over workers",
+        reports,
+    );
+    let sorted: Vec<(Vec<u64>, Vec<u32>)> = reports
+        .iter()
+        .map(|r| {
+            let mut req: Vec<u64> = r.load.workers.iter().map(|x| x.requests).collect();
+            let mut peak: Vec<u32> = r.load.workers.iter().map(|x| x.peak_in_flight).collect();
+            req.sort_unstable();
+            peak.sort_unstable();
+            (req, peak)
+        })
+        .collect();
+    for (name, q) in [
+        ("min", 0.0),
+        ("p1", 0.01),
+        ("median", 0.5),
+        ("p99", 0.99),
+        ("max", 1.0),
+    ] {
+        let _ = write!(o, "{name:<13}");
+        for (req, peak) in &sorted {
+            let _ = write!(o, "  {:>8}{:>6}", at(req, q), at(peak, q));
+        }
+        o.push('\n');
+    }
+    let speeds = distinct(&fleet.speeds);
+    if speeds.len() <= LISTED_SPEEDS {
+        for &(speed, n) in &speeds {
+            let _ = write!(o, "{:<13}", format!("mean at {speed}"));
+            for r in reports {
+                let (sum, peak) = r
+                    .load
+                    .workers
+                    .iter()
+                    .zip(&fleet.speeds)
+                    .filter(|&(_, &s)| s == speed)
+                    .fold((0u64, 0u64), |(a, b), (x, _)| {
+                        (a + x.requests, b + u64::from(x.peak_in_flight))
+                    });
+                let _ = write!(
+                    o,
+                    "  {:>8.1}{:>6.1}",
+                    sum as f64 / n as f64,
+                    peak as f64 / n as f64
+                );
+            }
+            o.push('\n');
+        }
+    }
+}
+
+/// After section 2 of a large fleet: each mode's busiest and idlest worker.
+fn extremes(o: &mut String, fleet: &Fleet, reports: &[ModeReport]) {
+    for r in reports {
+        let by_requests =
+            |a: &(usize, &WorkerOutcome), b: &(usize, &WorkerOutcome)| a.1.requests.cmp(&b.1.requests);
+        let workers = r.load.workers.iter().enumerate();
+        if let (Some((most, m)), Some((fewest, f))) =
+            (workers.clone().max_by(by_requests), workers.min_by(by_requests))
+        {
+            let _ = writeln!(
+                o,
+                "{}: most requests w{most} (speed {}, {} requests), fewest w{fewest} (speed {}, {})",
+                r.mode, fleet.speeds[most], m.requests, fleet.speeds[fewest], f.requests
+            );
+        }
+    }
+}
+
+/// The `q`-quantile of `sorted` (nearest rank; 0 when empty).
+fn at<T: Copy + Default>(sorted: &[T], q: f64) -> T {
+    if sorted.is_empty() {
+        return T::default();
+    }
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+/// Each distinct value of `speeds` with how many workers have it, in first-seen order.
+fn distinct(speeds: &[f64]) -> Vec<(f64, usize)> {
+    let mut seen: Vec<(f64, usize)> = Vec::new();
+    for &s in speeds {
+        match seen.iter_mut().find(|(v, _)| *v == s) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((s, 1)),
+        }
+        if seen.len() > LISTED_SPEEDS {
+            break;
+        }
+    }
+    seen
+}
+
+/// The header's speeds: each worker's for a small fleet, else how many have each.
+fn speeds_text(speeds: &[f64]) -> String {
+    if speeds.len() <= LISTED_WORKERS {
+        return speeds.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(" ");
+    }
+    let seen = distinct(speeds);
+    if seen.len() > LISTED_SPEEDS {
+        let min = speeds.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = speeds.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        return format!("from {min} to {max}");
+    }
+    seen.iter()
+        .map(|(s, n)| format!("{s} ×{n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn section(o: &mut String, title: &str) {

@@ -37,6 +37,26 @@ fn workers_beyond_the_pool_limit_are_refused() {
     refused(&["--workers", "100000000"], "--workers");
 }
 
+/// Fleets the pool accepts but a run cannot finish in reasonable time (before:
+/// accepted, then silent for minutes).
+#[test]
+fn fleets_too_large_to_finish_are_refused() {
+    refused(&["-w", "67108864"], "--workers");
+    refused(&["--workers", "2000000", "--speeds", "1"], "--workers");
+    // A quarter of them CPUs (the default speeds): each one's attributes are a
+    // snapshot of the whole fleet.
+    refused(&["--workers", "262144"], "--cpus");
+}
+
+#[test]
+fn a_plot_it_cannot_write_is_refused_before_the_run() {
+    refused(&["--plot", "load.png"], "--plot");
+    refused(&["--plot", "load"], "--plot");
+    refused(&["--plot", "/no/such/directory/load.svg"], "--plot");
+    // One line per worker: a legend of thousands says nothing.
+    refused(&["--plot", "load.svg", "--workers", "1000"], "--plot");
+}
+
 /// A fleet far beyond one thread per worker slot runs, on threads bounded by
 /// the requests in flight (before: one thread per slot, a spawn failure at
 /// 5 000 workers).
@@ -54,9 +74,33 @@ fn a_large_fleet_runs_on_a_bounded_number_of_threads() {
         "--bursts",
         "2",
         "--modes",
-        "least-loaded",
+        "least-loaded,random",
     ]);
     assert!(out.contains("Invariants held"), "{out}");
+    // Summarised, not one row per worker (nor one speed or CPU name each).
+    assert!(out.lines().count() < 120, "{} lines", out.lines().count());
+    assert!(out.lines().all(|l| l.len() < 400), "a line per fleet");
+    for row in [
+        "min",
+        "median",
+        "p99",
+        "max",
+        "total",
+        "least-loaded: most requests",
+    ] {
+        assert!(out.contains(row), "{row}: {out}");
+    }
+}
+
+#[test]
+fn a_small_fleet_lists_every_worker() {
+    let out = table(&["-n", "40", "--bursts", "2", "--modes", "random"]);
+    for w in 0..8 {
+        assert!(
+            out.lines().any(|l| l.starts_with(&format!("w{w} "))),
+            "w{w}: {out}"
+        );
+    }
 }
 
 #[test]
