@@ -117,6 +117,9 @@ const MAX_ROUTER_THREADS: usize = 1024;
 /// Requests per mode: the run keeps three 8-byte records per request.
 const MAX_REQUESTS: usize = 10_000_000;
 
+/// Bursts in the classic check: the run keeps a record of each.
+const MAX_BURSTS: usize = 1_000_000;
+
 /// Requests in flight: a run starts a server thread for each one that can be
 /// served at once, so this bounds its threads whatever the fleet's size.
 const MAX_CONCURRENCY: usize = 4096;
@@ -213,6 +216,7 @@ impl Args {
             ("--requests", self.requests, MAX_REQUESTS),
             ("--concurrency", self.concurrency, MAX_CONCURRENCY),
             ("--replica-requests", self.replica_requests, MAX_REQUESTS),
+            ("--bursts", self.bursts, MAX_BURSTS),
         ] {
             if value > max {
                 return Err(format!("{flag} {value} is above this simulator's limit of {max}"));

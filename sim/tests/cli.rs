@@ -108,6 +108,8 @@ fn sizes_that_would_exhaust_memory_or_threads_are_refused() {
     refused(&["--threads", "100000"], "--threads");
     refused(&["--requests", "1000000000000"], "--requests");
     refused(&["--concurrency", "1000000000"], "--concurrency");
+    // Before: an allocation of 1.6 TB, and an abort.
+    refused(&["--bursts", "100000000000"], "--bursts");
 }
 
 #[test]
