@@ -19,12 +19,14 @@ use workerpick_proxy::{Fleet, MODES, Router, measure};
 #[command(
     version,
     allow_negative_numbers = true,
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    after_help = "Exit status: 0 when every request got a complete answer and no load stayed booked, \
+                  1 when not, 2 on arguments it cannot run."
 )]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// With no command: `bench`.
+    // With no command, these are the benchmark's flags.
     #[command(flatten)]
     bench: Bench,
 }

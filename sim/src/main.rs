@@ -27,7 +27,8 @@ use workerpick::DeviceKind;
 #[derive(Parser, Debug)]
 #[command(version, allow_negative_numbers = true)]
 struct Args {
-    /// Workers in the fleet.
+    /// Workers in the fleet (at most 1048576; past 64 the table shows how load
+    /// spread over them rather than a row each).
     #[arg(short, long, default_value_t = 8)]
     workers: usize,
     /// Least-loaded scans every counter, even on a fleet past 65 536 workers,
@@ -65,7 +66,8 @@ struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     format: FormatArg,
-    /// Also draw every worker's in-flight load over time, per mode, to this SVG file.
+    /// Also draw every worker's in-flight load over time, per mode, to this SVG
+    /// file (a fleet of at most 64 workers).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
     /// Bursts of 32 held reservations in the classic check.
