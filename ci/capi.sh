@@ -19,7 +19,7 @@ else
     echo "cbindgen not installed: header checked by compiling against it only"
 fi
 cargo build --release
-lib=target/release/libworkerpick.a
+lib=target/release/libworkerpick_c.a
 cflags=(-std=c11 -Wall -Wextra -Werror -pedantic -Iinclude)
 cc "${cflags[@]}" -O2 tests/capi_test.c "$lib" -lpthread -ldl -lm -o target/capi_test
 ./target/capi_test
