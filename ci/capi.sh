@@ -4,7 +4,8 @@
 # installed (`cargo install cbindgen --locked`; building it takes minutes, so
 # CI without it checks the header by compiling the C test against it); then
 # the C test program built with cc, once plain and once under
-# AddressSanitizer (whose leak checker also proves every handle is freed).
+# AddressSanitizer (whose leak checker also proves every handle is freed);
+# the cgo example in go/ where Go is installed.
 set -euo pipefail
 cd "$(dirname "$0")/../capi"
 cargo fmt --check
@@ -26,5 +27,11 @@ cc "${cflags[@]}" -O2 tests/capi_test.c "$lib" -lpthread -ldl -lm -o target/capi
 cc "${cflags[@]}" -O1 -g -fsanitize=address -fno-omit-frame-pointer tests/capi_test.c "$lib" \
     -lpthread -ldl -lm -o target/capi_test_asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./target/capi_test_asan
+# The cgo example, where Go is installed (Debian: apt-get install golang-go).
+if command -v go >/dev/null; then
+    (cd go && test -z "$(gofmt -l .)" && go vet . && go run .)
+else
+    echo "go not installed: the cgo example is skipped"
+fi
 # The header is valid C++ too.
 c++ -x c++ -std=c++17 -Wall -Werror -Iinclude -fsyntax-only - <<<'#include "workerpick.h"'

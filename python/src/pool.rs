@@ -129,7 +129,9 @@ impl Pool {
     /// Books `weight` on a worker chosen by the pool's mode (or `mode`)
     /// among the `eligible` ones, and returns the reservation that gives it
     /// back. `cache_hits` feeds the device-aware mode; `key` is the request
-    /// key for selectors that use one.
+    /// key for selectors that use one. A `mode` given as a str is resolved
+    /// on every call (a round-robin one starts over each time): pass a
+    /// `Selector` to keep its state.
     #[pyo3(signature = (*, weight = 1, eligible = None, cache_hits = None, key = None, mode = None))]
     fn reserve(
         &self,

@@ -119,7 +119,10 @@ class Pool:
         key: int | None = None,
         mode: _Mode | None = None,
     ) -> Reservation:
-        """Books ``weight`` on the worker the mode picks; raises a ``WorkerpickError`` subclass if none."""
+        """Books ``weight`` on the worker the mode picks; raises a ``WorkerpickError`` subclass if none.
+
+        A ``mode`` given as a str is resolved on every call (a round-robin one
+        starts over): pass a ``Selector`` to keep its state."""
     def reserve_worker(self, worker: _WorkerId, weight: int = 1) -> Reservation: ...
     def select(
         self,
