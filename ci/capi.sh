@@ -10,6 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../capi"
 cargo fmt --check
 cargo clippy --all-targets -- -D warnings
+cargo test --quiet
 if command -v cbindgen >/dev/null; then
     cbindgen --quiet --config cbindgen.toml --crate workerpick-capi --output target/workerpick.h
     diff -u include/workerpick.h target/workerpick.h || {

@@ -151,3 +151,20 @@ pub extern "C" fn wp_status_message(status: i32) -> *const c_char {
 pub extern "C" fn wp_last_error() -> *const c_char {
     LAST.with(|last| last.borrow().as_ptr())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_is_listed_in_order_with_a_message() {
+        for (code, status) in wp_status::ALL.iter().enumerate() {
+            assert_eq!(*status as usize, code);
+            let text = status.message();
+            assert!(text.ends_with('\0') && text.len() > 1, "{status:?}");
+        }
+        // SAFETY: the function returns a static NUL-terminated string.
+        let unknown = unsafe { std::ffi::CStr::from_ptr(wp_status_message(99)) };
+        assert_eq!(unknown.to_str(), Ok("unknown status"));
+    }
+}
