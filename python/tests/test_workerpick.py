@@ -266,3 +266,25 @@ def test_asyncio_tasks_hold_reservations_across_awaits():
     asyncio.run(main())
     assert peak > 4  # many were in flight at once
     assert idle(pool)
+
+
+def test_concurrent_releases_release_once():
+    pool = wp.Pool(["a"])
+    for _ in range(50):
+        r = pool.reserve(weight=2)
+        other = pool.reserve(weight=1)
+        barrier = threading.Barrier(4)
+        results = []
+
+        def release():
+            barrier.wait()
+            results.append(r.release())
+
+        threads = [threading.Thread(target=release) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=10)
+        assert sorted(results) == [False, False, False, True]
+        assert pool.in_flight("a") == 1  # the other reservation's load is intact
+        other.release()
