@@ -1,0 +1,3 @@
+module example.com/workerpick-cgo
+
+go 1.19
