@@ -44,6 +44,7 @@
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod affinity;
 mod booking;
 mod candidates;
 mod context;
