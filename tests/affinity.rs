@@ -278,3 +278,66 @@ fn stale_cached_totals_in_large_pools_never_break_the_bound() {
     }
     let _ = Selector::name(&mode);
 }
+
+#[test]
+fn threads_keep_the_bound_and_end_idle_under_churn() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+    let until = Instant::now() + Duration::from_secs(1);
+    // Phase 1: four threads book and hold; nobody releases, nobody churns.
+    let pool = pool_of(100);
+    let mode = Affinity::new();
+    std::thread::scope(|s| {
+        let held: Vec<_> = (0..4u64)
+            .map(|t| {
+                let pool = &pool;
+                s.spawn(move || {
+                    let mut h = pool.handle_with_rng(Rng::with_seed(t));
+                    let mut draw = zipf(200);
+                    let mut rng = Rng::with_seed(t + 100);
+                    (0..500)
+                        .map(|_| {
+                            h.reserve_with(&mode, &Request::new().key(draw(&mut rng)))
+                                .unwrap()
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let held: Vec<_> = held.into_iter().map(|j| j.join().unwrap()).collect();
+        let max = pool.loads().iter().map(|&(_, l)| l).max().unwrap();
+        assert!(u64::from(max) <= (125 * 2000u64).div_ceil(100 * 100) + 1, "{max}");
+        drop(held);
+    });
+    // Phase 2: book and release while a writer removes and re-adds workers.
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            let (pool, stop) = (&pool, &stop);
+            s.spawn(move || {
+                let mut h = pool.handle_with_rng(Rng::with_seed(t));
+                let mut rng = Rng::with_seed(t + 7);
+                let mut held = Vec::new();
+                while !stop.load(Ordering::Relaxed) && Instant::now() < until {
+                    let req = Request::new().key(rng.next_u64() % 64);
+                    if let Ok(r) = h.reserve_with(&mode, &req) {
+                        held.push(r);
+                    }
+                    if held.len() > 50 {
+                        held.drain(..25);
+                    }
+                }
+            });
+        }
+        let mut rng = Rng::with_seed(42);
+        while Instant::now() < until {
+            let w = rng.below(100);
+            pool.remove(&w).unwrap();
+            pool.insert(w).unwrap();
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    pool.reclaim();
+    assert!(pool.loads().iter().all(|&(_, l)| l == 0), "{:?}", pool.loads());
+    assert_eq!(pool.stats().draining, 0);
+}
