@@ -77,6 +77,8 @@ mod storage;
 mod sync;
 mod weights;
 
+#[cfg(feature = "sessions")]
+pub use affinity::sessions::{Sessions, Stickiness};
 pub use context::{Context, Intent, Slot};
 pub use device::{DeviceKind, MAX_CAPACITY, WorkerInfo};
 pub use eligibility::Eligibility;

@@ -1,6 +1,6 @@
 use crate::affinity::ring::Ring;
-use crate::candidates::{Candidates, still_eligible};
-use crate::context::{Context, Intent, Slot};
+use crate::affinity::admitted;
+use crate::context::{Context, Intent};
 use crate::error::Error;
 use crate::selector::{Choice, Selector};
 use crate::selectors::{Builtin, Configure};
@@ -138,20 +138,6 @@ impl Bound {
             Bound::Weighted { num, den } => u128::from(load) * den < num * u128::from(capacity) + den,
         }
     }
-}
-
-/// `slot` as a candidate of this pick, if it is one.
-#[inline(always)]
-fn admitted<'a>(cx: &Context<'a>, index: u32) -> Option<Slot<'a>> {
-    let ok = match cx.candidates {
-        // Unmasked: the ring holds exactly the set's candidates.
-        Candidates::Fresh { lanes: None, .. } => true,
-        Candidates::Fresh { lanes: Some(e), .. } => e.get(index as usize) == Some(&0),
-        Candidates::Stale { mask, .. } => {
-            (0..mask.slots.len()).any(|j| mask.slots[j] == index && still_eligible(cx.set, mask, j))
-        }
-    };
-    ok.then(|| Slot::new(index))
 }
 
 /// The healthy candidates' load and capacity units, summed now.
