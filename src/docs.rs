@@ -555,7 +555,7 @@
 /// | order | pick | build (writer) | disruption |
 /// |---|---|---|---|
 /// | rendezvous (HRW) | O(n) hashes: ~n × 2 ns, 200 µs at 100 000 | none | exact: only the removed worker's keys |
-/// | ring, 32 points a worker | one bucket load + ~1 step, then the walk | sort of 32·n points | exact on removal; ≈ 1/(n+1) on addition |
+/// | ring, 32 points a worker | one bucket load + ~1 step (O(1) expected), then the walk | sort of 32·n points | exact on removal; ≈ 1/(n+1) on addition |
 /// | Maglev table | one load | O(M log M), M ≫ n prime | near-minimal, not exact: some keys of other workers move |
 ///
 /// Rendezvous misses the O(1)/O(log n) pick; Maglev's next choices (for the
@@ -565,8 +565,9 @@
 /// average) replaces the binary search. Points are placed by a hash of the
 /// worker's key (SipHash with fixed keys), never its slot, so replicas and a
 /// re-added worker agree; their number is constant (32), so an addition
-/// never moves another worker's points. Memory: 12 bytes a point plus ~4
-/// for the index, ~0.5 KiB a worker (55 MB at 100 000 workers). The walk
+/// never moves another worker's points. Memory: one 8-byte word a point
+/// (position and owner, so a lookup misses the cache once for both) plus
+/// up to 4 bytes of index, ~0.4 KiB a worker (~40 MB at 100 000 workers). The walk
 /// skips repeats of the same owner, non-candidates (a mask) and unhealthy
 /// workers; one full turn visits every candidate, so unbounded hashing and
 /// health always find a healthy one if there is one. Draining workers are

@@ -6,7 +6,7 @@ use core::hash::Hash;
 impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// Makes this pool build a consistent-hash ring with each snapshot, for
     /// [`Affinity`](crate::Affinity) picks. Off by default: it costs every
-    /// membership change a sort of 32 points per worker (about 38 bytes of
+    /// membership change a sort of 32 points per worker (about 400 bytes of
     /// ring per worker), which pools that never pick by affinity should not
     /// pay. Idempotent; changes to capacities, health or slow start reuse the
     /// ring.

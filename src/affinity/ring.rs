@@ -1,6 +1,7 @@
 //! The consistent-hash ring an affinity pool builds with each snapshot: each
 //! candidate's [`POINTS`] points, sorted, with a bucket index that makes a
-//! key's first point one load and a short forward step away. See
+//! key's first point (and its owner: one word) one load and a short forward
+//! step away. See
 //! [`docs::design`](crate::docs::design) ("Bounded-load affinity").
 
 use crate::sync::CachePadded;
@@ -25,6 +26,12 @@ pub(crate) fn identity<W: Hash>(worker: &W) -> u64 {
     h.finish()
 }
 
+/// A point's or key's position on the ring: the high 32 bits of its hash.
+#[inline(always)]
+fn position(hash: u64) -> u64 {
+    hash >> 32
+}
+
 /// A 64-bit finaliser (SplitMix64's): spreads request keys and point seeds.
 #[inline(always)]
 pub(crate) fn mix(mut x: u64) -> u64 {
@@ -36,14 +43,14 @@ pub(crate) fn mix(mut x: u64) -> u64 {
 
 /// The ring over one set of candidates.
 pub(crate) struct Ring {
-    /// Point positions, ascending (ties broken by owner slot).
+    /// Per point, ascending: its position (high 32 bits) and the slot of the
+    /// worker that owns it (low 32 bits), in one word so that finding a
+    /// key's point and its owner is one cache miss.
     points: Box<[u64]>,
-    /// Per point: the slot of the worker that owns it.
-    owners: Box<[u32]>,
     /// Per bucket `b` (the top `bits` bits of a position): the first point at
     /// or after `b`'s start; one more entry holding `points.len()`.
     buckets: Box<[u32]>,
-    /// `64 - bits`: a position's bucket is `position >> shift`.
+    /// `32 - bits`: a position's bucket is `position >> shift`.
     shift: u32,
     /// Which `(slot, generation)`s it was built over, in slot order: the writer
     /// reuses the ring while they stay the same.
@@ -64,21 +71,21 @@ impl Ring {
     /// The ring over `workers`: `(identity, slot, generation)` per candidate.
     /// Writer side: allocates.
     pub(crate) fn build(workers: &[(u64, u32, u32)]) -> Self {
-        let mut all: Vec<(u64, u32)> = Vec::with_capacity(workers.len() * POINTS as usize);
+        let mut points: Vec<u64> = Vec::with_capacity(workers.len() * POINTS as usize);
         for &(id, slot, _) in workers {
             for j in 0..u64::from(POINTS) {
-                all.push((mix(id ^ mix(j)), slot));
+                points.push((position(mix(id ^ mix(j))) << 32) | u64::from(slot));
             }
         }
-        // Unstable is fine: (position, slot) pairs are distinct per worker
-        // identity, and equal identities give equal rings whatever the order.
-        all.sort_unstable();
-        let bits = (usize::BITS - all.len().max(1).leading_zeros()).clamp(1, 32);
-        let shift = 64 - bits;
+        // Unstable is fine: (position, slot) words are distinct per worker,
+        // and equal identities give equal rings whatever the order.
+        points.sort_unstable();
+        let bits = (usize::BITS - points.len().max(1).leading_zeros()).clamp(1, 30);
+        let shift = 32 - bits;
         let mut buckets = vec![0u32; (1usize << bits) + 1];
         let mut p = 0usize;
         for (b, first) in buckets.iter_mut().enumerate() {
-            while p < all.len() && ((all[p].0 >> shift) as usize) < b {
+            while p < points.len() && ((points[p] >> 32 >> shift) as usize) < b {
                 p += 1;
             }
             *first = p as u32;
@@ -86,8 +93,7 @@ impl Ring {
         let mut built_over: Vec<(u32, u32)> = workers.iter().map(|&(_, s, g)| (s, g)).collect();
         built_over.sort_unstable();
         Self {
-            points: all.iter().map(|&(p, _)| p).collect(),
-            owners: all.iter().map(|&(_, s)| s).collect(),
+            points: points.into_boxed_slice(),
             buckets: buckets.into_boxed_slice(),
             shift,
             built_over: built_over.into_boxed_slice(),
@@ -108,10 +114,10 @@ impl Ring {
     /// One bucket load and, on average, about one step.
     #[inline(always)]
     pub(crate) fn start(&self, key: u64) -> usize {
-        let h = mix(key);
+        let h = position(mix(key));
         let b = (h >> self.shift) as usize;
         let (mut i, end) = (self.buckets[b] as usize, self.buckets[b + 1] as usize);
-        while i < end && self.points[i] < h {
+        while i < end && (self.points[i] >> 32) < h {
             i += 1;
         }
         if i == self.points.len() { 0 } else { i }
@@ -120,7 +126,7 @@ impl Ring {
     /// The owner of point `i` (`i < len`).
     #[inline(always)]
     pub(crate) fn owner(&self, i: usize) -> u32 {
-        self.owners[i]
+        self.points[i] as u32
     }
 
     /// The cached `(total load, capacity units)`, if a scan stored one.
@@ -147,10 +153,10 @@ mod tests {
         let workers: Vec<_> = (0..37u32).map(|s| (mix(u64::from(s) * 7919), s, 0)).collect();
         let ring = Ring::build(&workers);
         assert_eq!(ring.len(), 37 * POINTS as usize);
-        assert!(ring.points.windows(2).all(|w| w[0] <= w[1]));
+        assert!(ring.points.windows(2).all(|w| w[0] < w[1]));
         for key in (0..5000u64).map(|k| k.wrapping_mul(0x2545_f491_4f6c_dd1d)) {
-            let h = mix(key);
-            let want = ring.points.iter().position(|&p| p >= h).unwrap_or(0);
+            let h = position(mix(key));
+            let want = ring.points.iter().position(|&p| p >> 32 >= h).unwrap_or(0);
             assert_eq!(ring.start(key), want, "key {key}");
         }
     }

@@ -123,10 +123,14 @@ impl Bound {
         let num = u128::from(factor) * (u128::from(total) + u128::from(weight));
         let den = 100 * u128::from(units.max(1));
         if weighted {
-            Bound::Weighted { num, den }
-        } else {
-            Bound::Flat(u64::try_from(num.div_ceil(den)).unwrap_or(u64::MAX))
+            return Bound::Weighted { num, den };
         }
+        // A 64-bit division when it fits (always, short of 2^57 in flight):
+        // a 128-bit one is a library call of tens of ns.
+        Bound::Flat(match (u64::try_from(num), u64::try_from(den)) {
+            (Ok(num), Ok(den)) => num.div_ceil(den),
+            _ => u64::try_from(num.div_ceil(den)).unwrap_or(u64::MAX),
+        })
     }
 
     #[inline(always)]
@@ -143,9 +147,18 @@ impl Bound {
 /// The healthy candidates' load and capacity units, summed now.
 fn scan(cx: &Context<'_>) -> (u64, u64) {
     let (mut load, mut units) = (0u64, 0u64);
+    let (marks, weighted) = (cx.reports.health.any(), cx.set.weights.is_some());
+    if !marks && !weighted {
+        // The common case: every candidate counts, each for one unit.
+        for i in 0..cx.len() {
+            let Some(slot) = cx.candidate(i) else { break };
+            load += u64::from(cx.load(slot));
+        }
+        return (load, cx.len() as u64);
+    }
     for i in 0..cx.len() {
         let Some(slot) = cx.candidate(i) else { break };
-        if cx.is_healthy(slot) {
+        if !marks || cx.is_healthy(slot) {
             load += u64::from(cx.load(slot));
             units += u64::from(cx.capacity(slot));
         }
@@ -161,13 +174,14 @@ impl Affinity {
         let len = ring.len();
         let mut i = ring.start(key);
         let mut last = u32::MAX;
+        let marks = cx.reports.health.any();
         // Each point once at most: a full turn visits every candidate.
         for _ in 0..len {
             let owner = ring.owner(i);
             if owner != last {
                 last = owner;
                 if let Some(slot) = admitted(cx, owner)
-                    && cx.is_healthy(slot)
+                    && (!marks || cx.is_healthy(slot))
                 {
                     let load = cx.load(slot);
                     if bound.admits(load, cx.capacity(slot)) {
