@@ -18,7 +18,7 @@
 
 use std::process::ExitCode;
 use std::time::Instant;
-use workerpick::{Choice, Context, Error, Params, Pool, Registry, Request, Rng, Selector};
+use workerpick::{Choice, Context, Error, Params, Pool, Registry, Rng, Selector};
 
 /// Least-loaded, with a per-worker cap on in-flight requests.
 struct Capped {
