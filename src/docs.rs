@@ -559,7 +559,7 @@
 /// ring is 40 MB there: a lookup misses the cache for the bucket, the point
 /// and the counter); the lock-based bounded hash beside it (`BTreeMap` ring
 /// and loads under one mutex) 73 ns, 220 ns and 1.2 µs. A bound session
-/// through [`Sessions`](crate::Sessions): 131, 103 and 224 ns (its clock
+/// through `Sessions`: 131, 103 and 224 ns (its clock
 /// read is ~20 ns of that). These miss the 30/60/40 ns goals the affinity
 /// issue set; the budget is unmet and not gated.
 ///
@@ -617,7 +617,7 @@
 /// scenario and `sim/tests/sessions.rs`.
 ///
 /// # Session bindings
-/// [`Sessions`](crate::Sessions) (feature `sessions`) binds a session key to
+/// `Sessions` (feature `sessions`) binds a session key to
 /// the worker its first request went to. A binding names the worker's slot
 /// and identity generation; the pick checks both against the snapshot it
 /// loaded (the stale-pick rule above), so a binding never lands on a worker
