@@ -658,7 +658,7 @@
 /// | weighted shares, smoothness, exact weighted least-loaded | tests `fleet`, unit tests in `weights`, weighted `scan` tests |
 /// | bounds on weighted scores and their floor stay below the scores, across changes of the factors; weighted summarised picks exact and uniform | loom `scores` (`scores_race`, `scores_second_look`, `scores_version_race`), tests `summarised_weighted`, fuzz `summary` (capacities) |
 /// | round-robin tickets distinct, preview free | loom `round_robin`, unit tests in `selectors` |
-/// | affinity: only a removed worker's keys move, the bound holds (weights, stale totals, threads); bindings never outlive their worker | tests `affinity`, `sessions`; simulator test `sessions` |
+/// | affinity: only a removed worker's keys move, the bound holds (weights, stale totals, threads); bookings racing lose nothing; bindings never outlive their worker | loom `affinity`, tests `affinity`, `sessions`; simulator test `sessions` |
 /// | each mode's rule and draws | unit tests in `selectors` against a sequential reference; tests `device_aware` |
 /// | SIMD kernels equal the scalar reference | unit and property tests in `scan`, fuzz `scan` (reads past a slice fault) |
 /// | no undefined behaviour, no data race in unsafe code | Miri over the unit tests and `stress` (`ci/miri.sh`) |
