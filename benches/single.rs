@@ -517,6 +517,58 @@ fn health(c: &mut Criterion<CpuTime>) {
     }
 }
 
+/// `affinity/<workers>`: bounded-load affinity (ε = 0.25) reserve + read +
+/// release over 4096 keys drawn in turn, beside the lock-based bounded hash
+/// (`reference`, `common/bounded_hash.rs`); `bound-session`: a session bound
+/// to its worker, through `Sessions` (a lookup, then a pinned booking).
+fn affinity(c: &mut Criterion<CpuTime>) {
+    use common::bounded_hash::BoundedHash;
+    use std::time::Duration;
+    use workerpick::{Affinity, Sessions, Stickiness};
+    let keys: Vec<u64> = (0..4096u64)
+        .map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .collect();
+    for n in [8u64, 1024, 100_000] {
+        let pool = Pool::with_max_workers(n as usize).unwrap();
+        pool.replace(0..n).unwrap();
+        pool.enable_affinity();
+        let mode = Affinity::new();
+        let mut h = pool.handle_with_rng(Rng::with_seed(1));
+        let reference = BoundedHash::new(n as usize, 125);
+        let sessions = Sessions::new(Duration::from_secs(3600), 1 << 16, Stickiness::Soft);
+        let mut g = c.benchmark_group(format!("affinity/{n}"));
+        let mut i = 0usize;
+        g.bench_function(BenchmarkId::new("reserve", OURS), |b| {
+            b.iter(|| {
+                i = (i + 1) & 4095;
+                *h.reserve_with(&mode, &Request::new().key(keys[i]))
+                    .unwrap()
+                    .worker()
+            })
+        });
+        g.bench_function(BenchmarkId::new("reserve", REF), |b| {
+            b.iter(|| {
+                i = (i + 1) & 4095;
+                let w = reference.reserve(keys[i]);
+                reference.release(black_box(w));
+            })
+        });
+        for &k in &keys {
+            drop(sessions.reserve(&mut h, &mode, &Request::new().key(k)).unwrap());
+        }
+        g.bench_function(BenchmarkId::new("bound-session", OURS), |b| {
+            b.iter(|| {
+                i = (i + 1) & 4095;
+                *sessions
+                    .reserve(&mut h, &mode, &Request::new().key(keys[i]))
+                    .unwrap()
+                    .worker()
+            })
+        });
+        g.finish();
+    }
+}
+
 fn config() -> Criterion<CpuTime> {
     // Thread CPU time, not wall time: see `common/cpu_time.rs`.
     settings::criterion(CpuTime)
@@ -525,6 +577,6 @@ fn config() -> Criterion<CpuTime> {
 criterion_group! {
     name = benches;
     config = config();
-    targets = floor, scan, weighted_scan, modes, few_ties, stale_mask, reported, large, weighted, health
+    targets = floor, scan, weighted_scan, modes, few_ties, stale_mask, reported, large, weighted, health, affinity
 }
 criterion_main!(benches);

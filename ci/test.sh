@@ -9,6 +9,8 @@ cargo test
 cargo test --all-features --test registry --test reported
 # The response-lifetime wrappers and the tower integration (feature-gated; no runtime).
 cargo test --all-features --test hold --test route
+# Session bindings (feature `sessions`: the papaya map).
+cargo test --all-features --test sessions
 cargo test --all-features --doc
 # The proxy example's integration test: real loopback sockets, every mode (~5 s once built).
 cargo test -p workerpick-proxy --release

@@ -63,6 +63,9 @@ pub enum Error {
     /// The worker named by the caller is draining (see
     /// [`Pool::drain`](crate::Pool::drain)): it takes no new reservation.
     Draining,
+    /// A hard session binding's worker is gone (removed, draining, unhealthy
+    /// or outside the request's mask); the binding went with it.
+    SessionWorkerGone,
 }
 
 impl fmt::Display for Error {
@@ -99,6 +102,10 @@ impl fmt::Display for Error {
             ),
             Error::Draining => f.write_str(
                 "worker draining: it takes no new reservations until it is resumed; reserve another worker or `resume` it",
+            ),
+            Error::SessionWorkerGone => f.write_str(
+                "session worker gone: the worker this session is bound to (hard) cannot take it; the binding is \
+                 dropped, so retry to bind the session anew, or use soft stickiness to fall back by itself",
             ),
             Error::LoadOverflow => f.write_str(
                 "load overflow: booking this weight would take the worker's in-flight load past u32::MAX; charge smaller weights",

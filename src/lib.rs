@@ -15,6 +15,7 @@
 //! | [`PowerOfTwo`] | two distinct draws, the less loaded wins; CAS-validated booking | yes |
 //! | [`LeastLoaded`] | SIMD min over all candidates, uniform tie-break; CAS-validated booking | yes |
 //! | [`DeviceAware`] | a full cache hit first (least loaded, books nothing), else the least-loaded CPU or accelerator by the CPU ratio | yes, except a full cache hit |
+//! | [`Affinity`] | the request key's first worker on a consistent-hash ring within `⌈(1 + ε)·(total + 1)/n⌉` (pools that call [`Pool::enable_affinity`]) | yes; CAS-validated booking |
 //!
 //! ```
 //! use workerpick::{LeastLoaded, Pool, PowerOfTwo, Request};
@@ -37,13 +38,15 @@
 //! [`OwnedHandle`]: its [`OwnedReservation`]s are `'static + Send + Sync` and
 //! move into spawned tasks. The `futures` feature adds `ReservedFuture` and
 //! `ReservedStream` (load held for a response's lifetime); the `tower` feature
-//! adds `service::Route`, a `tower` `Service` that routes each request.
+//! adds `service::Route`, a `tower` `Service` that routes each request; the
+//! `sessions` feature adds `Sessions`, session bindings with an idle TTL.
 //!
 //! See [`docs`] for the design, its invariants and their proofs.
 
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod affinity;
 mod booking;
 mod candidates;
 mod context;
@@ -76,6 +79,8 @@ mod storage;
 mod sync;
 mod weights;
 
+#[cfg(feature = "sessions")]
+pub use affinity::sessions::{Sessions, Stickiness};
 pub use context::{Context, Intent, Slot};
 pub use device::{DeviceKind, MAX_CAPACITY, WorkerInfo};
 pub use eligibility::Eligibility;

@@ -9,6 +9,7 @@
 //! therefore leaves the pool exactly as it was, and the writer lock can be
 //! recovered from poisoning.
 
+use crate::affinity::ring::{self, Ring};
 use crate::device::WorkerInfo;
 use crate::error::Error;
 use crate::fleet::slow_start::Ramp;
@@ -49,6 +50,9 @@ pub(crate) struct Writer<W> {
     ramp: Ramp,
     /// When the published snapshot's effective capacities next change.
     ramp_due: Option<Instant>,
+    /// Whether snapshots carry an affinity ring, and the latest one (reused
+    /// while the candidates stay the same).
+    affinity: Option<Option<Arc<Ring>>>,
 }
 
 /// Where a key's slot comes from when it joins the set.
@@ -83,12 +87,13 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             published: Vec::new(),
             ramp: Ramp::default(),
             ramp_due: None,
+            affinity: None,
         }
     }
 
     /// The first snapshot: an empty set.
     pub(crate) fn initial(&mut self) -> Arc<Snapshot<W>> {
-        let (snap, live) = Snapshot::build(self.epoch, 0, 0, &[]);
+        let (snap, live) = Snapshot::build(self.epoch, 0, 0, &[], None);
         self.published.push(live);
         Arc::new(snap)
     }
@@ -172,6 +177,10 @@ impl<W: Clone + Eq + Hash> Writer<W> {
     /// a candidate: it starts draining). Sets each member's effective
     /// capacity for now.
     fn stage(&self, members: &mut [(&W, Member)], fresh: Vec<(u32, W)>, departs: bool) -> Staged<W> {
+        let ring = self
+            .affinity
+            .as_ref()
+            .map(|last| ring_for(members, last.as_ref()));
         let top = fresh.iter().map(|&(s, _)| s + 1).max().unwrap_or(0);
         let capacity = self.capacity.max(top) as usize;
         let epoch = self.epoch + 1;
@@ -179,7 +188,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         let ramp_due = self
             .ramp
             .weigh(members.iter_mut().map(|(_, m)| m), Instant::now());
-        let (snapshot, liveness) = Snapshot::build(epoch, departed_at, capacity, members);
+        let (snapshot, liveness) = Snapshot::build(epoch, departed_at, capacity, members, ring);
         Staged {
             snapshot,
             liveness,
@@ -198,6 +207,9 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             ramp_due,
         } = staged;
         self.ramp_due = ramp_due;
+        if self.affinity.is_some() {
+            self.affinity = Some(snapshot.view.affinity.clone());
+        }
         let allocated = self.capacity;
         for (slot, key) in fresh {
             if slot >= self.capacity {
@@ -454,6 +466,15 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         self.commit(staged, slots, current);
     }
 
+    /// Makes every snapshot from now on carry an affinity ring, starting
+    /// with the current set's.
+    pub(crate) fn enable_affinity(&mut self, slots: &Slots<W>, current: &Published<Snapshot<W>>) {
+        if self.affinity.is_none() {
+            self.affinity = Some(None);
+            self.republish(slots, current);
+        }
+    }
+
     /// When the effective capacities next change (slow start), if ever.
     pub(crate) fn ramp_due(&self) -> Option<Instant> {
         self.ramp_due
@@ -507,4 +528,26 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             self.published.len(),
         )
     }
+}
+
+/// The ring over `members`' candidates: `last` when it was built over the
+/// same ones, else a new one (hashes every candidate's key).
+fn ring_for<W: Hash>(members: &[(&W, Member)], last: Option<&Arc<Ring>>) -> Arc<Ring> {
+    let mut over: Vec<(u32, u32)> = members
+        .iter()
+        .filter(|(_, m)| !m.draining)
+        .map(|(_, m)| (m.slot, m.generation))
+        .collect();
+    over.sort_unstable();
+    if let Some(last) = last
+        && *last.built_over == *over
+    {
+        return last.clone();
+    }
+    let workers: Vec<(u64, u32, u32)> = members
+        .iter()
+        .filter(|(_, m)| !m.draining)
+        .map(|(k, m)| (ring::identity(*k), m.slot, m.generation))
+        .collect();
+    Arc::new(Ring::build(&workers))
 }

@@ -1,6 +1,7 @@
 //! The immutable worker set that pickers load: who is in it, in which order,
 //! and which counter slots the SIMD scan must skip.
 
+use crate::affinity::ring::Ring;
 use crate::device::WorkerInfo;
 use crate::remap::Remaps;
 use crate::sync::atomic::{AtomicU32, Ordering};
@@ -60,6 +61,8 @@ pub(crate) struct SetView {
     /// The capacity tables; `None` when every candidate has the same
     /// effective capacity (then every pick is the unweighted one).
     pub(crate) weights: Option<Box<Weights>>,
+    /// The affinity ring over the candidates, in pools that enabled it.
+    pub(crate) affinity: Option<Arc<Ring>>,
     liveness: Arc<Liveness>,
 }
 
@@ -146,6 +149,7 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
         departed_at: u64,
         capacity: usize,
         members: &[(&W, Member)],
+        affinity: Option<Arc<Ring>>,
     ) -> (Self, Arc<Liveness>) {
         let len = padded(capacity);
         let mut excluded = vec![u32::MAX; len].into_boxed_slice();
@@ -184,6 +188,7 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
             // Slots are distinct, so all below `len` means exactly `0..len`.
             dense: candidates.iter().all(|&slot| (slot as usize) < candidates.len()),
             weights: Weights::build(len, &candidates, &weights),
+            affinity,
             members: candidates,
             draining: members
                 .iter()

@@ -131,3 +131,33 @@ fn a_stale_mask_allocates_once_per_set_then_never() {
     assert!(allocations(&mut run) <= 3, "the first picks after a removal");
     assert_eq!(allocations(|| (0..100).for_each(|_| run())), 0, "later picks");
 }
+
+#[test]
+fn affinity_picks_allocate_nothing() {
+    use workerpick::Affinity;
+    for workers in [8u64, 200] {
+        let pool = Pool::from_workers(0..workers).unwrap();
+        pool.enable_affinity();
+        pool.set_capacity(&1, 2).unwrap();
+        let half = pool.eligibility(|w| w % 2 == 0);
+        let (bounded, plain) = (Affinity::new(), Affinity::unbounded());
+        let mut h = pool.handle();
+        let mut run = |k: u64| {
+            for mode in [&bounded, &plain] {
+                for req in [
+                    Request::new().key(k),
+                    Request::new().key(k).eligible(&half),
+                    Request::new(),
+                ] {
+                    let _ = h.select_with(mode, &req).unwrap();
+                    let _ = h.preview_with(mode, &req).unwrap();
+                    drop(h.reserve_with(mode, &req).unwrap());
+                    drop(pool.reserve_with(mode, &req).unwrap());
+                }
+            }
+        };
+        run(0);
+        let n = allocations(|| (0..300).for_each(&mut run));
+        assert_eq!(n, 0, "{workers} workers: {n} allocations");
+    }
+}

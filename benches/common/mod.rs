@@ -5,6 +5,7 @@
 // Each bench binary uses a different part of this module.
 #![allow(dead_code)]
 
+pub mod bounded_hash;
 pub mod counting;
 pub mod cpu_time;
 pub mod reference;

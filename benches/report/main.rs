@@ -312,10 +312,11 @@ fn mode_rows(modes: &[&str], workers: &[usize]) -> Vec<Row> {
 }
 
 /// The modes the single-thread groups cover: all but device-aware, which the
-/// reference design has no counterpart for.
+/// reference design has no counterpart for, and affinity, which has groups
+/// of its own (`affinity/<workers>`, beside a lock-based bounded hash).
 fn mode_names() -> Vec<&'static str> {
     (Mode::ALL.iter())
-        .filter(|m| **m != Mode::DeviceAware)
+        .filter(|m| !matches!(m, Mode::DeviceAware | Mode::Affinity))
         .map(|m| m.name())
         .collect()
 }

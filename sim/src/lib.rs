@@ -11,6 +11,7 @@ pub mod plot;
 mod queue;
 pub mod replicas;
 pub mod report;
+pub mod sessions;
 pub mod stats;
 mod table;
 

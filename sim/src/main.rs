@@ -97,6 +97,10 @@ struct Args {
     /// Skip the heterogeneous-fleet scenarios (weighted fleet, scale-up).
     #[arg(long)]
     no_fleet_scenarios: bool,
+    /// Skip the multi-turn sessions scenario (affinity and KV-cache hits;
+    /// printed with the table format only).
+    #[arg(long)]
+    no_sessions: bool,
     /// Requests per run in the weighted-fleet scenario (0 skips it).
     #[arg(long, default_value_t = 6000)]
     fleet_requests: usize,
@@ -462,6 +466,15 @@ fn main() -> ExitCode {
         "{}",
         sim::report::render_with(format, &config, &reports, with, timer_ns)
     );
+    if !args.no_sessions && format == Format::Table {
+        let scenario = sim::sessions::Sessions {
+            seed: args.seed,
+            ..Default::default()
+        };
+        let runs = scenario.run();
+        let moved = sim::sessions::disruption(100, 50_000);
+        print!("{}", sim::sessions::render(&scenario, &runs, &moved));
+    }
     if let Some(path) = &args.plot {
         if let Err(e) = sim::plot::svg(path, &reports, &config.load.fleet) {
             eprintln!("simulate: {e}");

@@ -33,6 +33,8 @@ macro_rules! builtins {
             PowerOfTwo(power_of_two) "power-of-two" | "poweroftwo" | "power-of-two-choices" | "p2c";
             /// [`DeviceAware`](crate::DeviceAware): CPU/accelerator balance and cache hits.
             DeviceAware(device_aware) "device-aware" | "deviceaware" | "device-aware-weighted";
+            /// [`Affinity`](crate::Affinity): consistent hashing with bounded loads.
+            Affinity(affinity) "affinity" | "consistent-hash" | "bounded-load";
         }
     };
 }

@@ -1,0 +1,215 @@
+//! Session bindings: first request binds, idle TTL, hard and soft fallback,
+//! bounded memory, bindings gone with their worker, replica hand-off.
+#![cfg(feature = "sessions")]
+
+use std::time::Duration;
+use workerpick::{Affinity, Error, LeastLoaded, Pool, Request, Rng, RoundRobin, Sessions, Stickiness};
+
+fn table(stickiness: Stickiness) -> Sessions {
+    Sessions::new(Duration::from_secs(60), 1000, stickiness)
+}
+
+#[test]
+fn a_session_sticks_to_its_first_worker_whatever_the_load() {
+    let pool = Pool::from_workers(0..4u32).unwrap();
+    let s = table(Stickiness::Soft);
+    let mut h = pool.handle();
+    let req = Request::new().key(1);
+    let first = s.reserve(&mut h, &LeastLoaded, &req).unwrap();
+    let home = *first.worker();
+    let more: Vec<_> = (0..10)
+        .map(|_| s.reserve(&mut h, &LeastLoaded, &req).unwrap())
+        .collect();
+    assert!(more.iter().all(|r| *r.worker() == home));
+    assert_eq!(pool.in_flight(&home), Some(11));
+    assert_eq!(s.len(), 1);
+    // Unkeyed requests are not bound.
+    drop(s.reserve(&mut h, &LeastLoaded, &Request::new()).unwrap());
+    assert_eq!(s.len(), 1);
+}
+
+#[test]
+fn soft_falls_back_and_rebinds_hard_fails_once() {
+    for stickiness in [Stickiness::Soft, Stickiness::Hard] {
+        let pool = Pool::from_workers(0..4u32).unwrap();
+        let s = table(stickiness);
+        let mut h = pool.handle();
+        let req = Request::new().key(9);
+        let home = *s.reserve(&mut h, &RoundRobin::new(), &req).unwrap().worker();
+        pool.remove(&home).unwrap();
+        let next = s.reserve(&mut h, &RoundRobin::new(), &req);
+        match stickiness {
+            Stickiness::Soft => {
+                let w = *next.unwrap().worker();
+                assert_ne!(w, home);
+                // Rebound: stays there.
+                for _ in 0..5 {
+                    assert_eq!(*s.reserve(&mut h, &RoundRobin::new(), &req).unwrap().worker(), w);
+                }
+            }
+            _ => {
+                assert_eq!(next.err(), Some(Error::SessionWorkerGone));
+                assert!(Error::SessionWorkerGone.to_string().contains("retry"));
+                // The binding went with the worker: the retry binds anew.
+                let w = *s.reserve(&mut h, &RoundRobin::new(), &req).unwrap().worker();
+                assert_ne!(w, home);
+            }
+        }
+    }
+}
+
+#[test]
+fn draining_unhealthy_and_masked_out_workers_do_not_take_bound_sessions() {
+    let pool = Pool::from_workers(0..4u32).unwrap();
+    let s = table(Stickiness::Hard);
+    let mut h = pool.handle();
+    let home = *s
+        .reserve(&mut h, &RoundRobin::new(), &Request::new().key(1))
+        .unwrap()
+        .worker();
+    let other = pool.eligibility(|w| *w != home);
+    let masked = Request::new().key(1).eligible(&other);
+    assert_eq!(
+        s.reserve(&mut h, &LeastLoaded, &masked).err(),
+        Some(Error::SessionWorkerGone)
+    );
+    let home = *s
+        .reserve(&mut h, &RoundRobin::new(), &Request::new().key(2))
+        .unwrap()
+        .worker();
+    pool.set_healthy(&home, false).unwrap();
+    assert_eq!(
+        s.reserve(&mut h, &LeastLoaded, &Request::new().key(2)).err(),
+        Some(Error::SessionWorkerGone)
+    );
+    let home = *s
+        .reserve(&mut h, &LeastLoaded, &Request::new().key(3))
+        .unwrap()
+        .worker();
+    pool.drain(&home).unwrap();
+    assert_eq!(
+        s.reserve(&mut h, &LeastLoaded, &Request::new().key(3)).err(),
+        Some(Error::SessionWorkerGone)
+    );
+}
+
+#[test]
+fn a_reused_slot_never_inherits_a_binding() {
+    let pool = Pool::from_workers(["a", "b"]).unwrap();
+    let s = table(Stickiness::Soft);
+    let mut h = pool.handle();
+    let req = Request::new().key(5);
+    let home = *s.reserve(&mut h, &RoundRobin::new(), &req).unwrap().worker();
+    pool.remove(&home).unwrap();
+    pool.reclaim();
+    pool.insert("c").unwrap(); // likely in the freed slot
+    drop(h);
+    let mut h = pool.handle();
+    let w = *s.reserve(&mut h, &LeastLoaded, &req).unwrap().worker();
+    assert_ne!(w, home);
+    // Soft rebinding: the session now lives on `w`, a worker of the set.
+    assert!(pool.contains(&w));
+}
+
+#[test]
+fn idle_sessions_expire() {
+    let pool = Pool::from_workers(0..8u32).unwrap();
+    let s = Sessions::new(Duration::from_millis(30), 1000, Stickiness::Soft);
+    let mut h = pool.handle_with_rng(Rng::with_seed(1));
+    let req = Request::new().key(77);
+    let rr = RoundRobin::new();
+    let home = *s.reserve(&mut h, &rr, &req).unwrap().worker();
+    std::thread::sleep(Duration::from_millis(80));
+    assert_eq!(s.sweep(&pool), 1);
+    assert!(s.is_empty());
+    // Expired: bound anew by the selector (round-robin moved on).
+    let again = *s.reserve(&mut h, &rr, &req).unwrap().worker();
+    assert_ne!(again, home);
+}
+
+#[test]
+fn the_table_stays_bounded_under_session_churn() {
+    let pool = Pool::from_workers(0..8u32).unwrap();
+    let s = Sessions::new(Duration::from_millis(20), 64, Stickiness::Soft);
+    let mut h = pool.handle();
+    for round in 0..4u64 {
+        for k in 0..500 {
+            drop(
+                s.reserve(&mut h, &LeastLoaded, &Request::new().key(round * 1000 + k))
+                    .unwrap(),
+            );
+            assert!(s.len() <= 64);
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    // Orphans go too: remove every worker a binding names.
+    for w in 0..8 {
+        pool.remove(&w).unwrap();
+    }
+    pool.insert(100).unwrap();
+    s.sweep(&pool);
+    assert!(s.is_empty(), "{}", s.len());
+}
+
+#[test]
+fn bindings_survive_a_replica_hand_off() {
+    // Two routers over the same fleet (replicas); the first hands its
+    // bindings to the second, which then routes every session alike.
+    let a = Pool::from_workers(["w0", "w1", "w2", "w3"]).unwrap();
+    let b = Pool::from_workers(["w3", "w2", "w1", "w0"]).unwrap();
+    let (sa, sb) = (table(Stickiness::Hard), table(Stickiness::Hard));
+    let mut ha = a.handle();
+    let homes: Vec<_> = (0..40u64)
+        .map(|k| {
+            *sa.reserve(&mut ha, &RoundRobin::new(), &Request::new().key(k))
+                .unwrap()
+                .worker()
+        })
+        .collect();
+    let exported = sa.export(&a);
+    assert_eq!(exported.len(), 40);
+    assert_eq!(sb.import(&b, exported), 40);
+    let mut hb = b.handle();
+    for (k, home) in homes.iter().enumerate() {
+        let r = sb
+            .reserve(&mut hb, &LeastLoaded, &Request::new().key(k as u64))
+            .unwrap();
+        assert_eq!(r.worker(), home);
+    }
+}
+
+#[test]
+fn threads_bind_each_session_to_one_worker_while_workers_churn() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let pool = Pool::from_workers(0..16u32).unwrap();
+    pool.enable_affinity();
+    let s = Sessions::new(Duration::from_secs(60), 10_000, Stickiness::Soft);
+    let stop = AtomicBool::new(false);
+    let until = std::time::Instant::now() + Duration::from_millis(800);
+    std::thread::scope(|sc| {
+        for t in 0..3u64 {
+            let (pool, s, stop) = (&pool, &s, &stop);
+            sc.spawn(move || {
+                let mut h = pool.handle_with_rng(Rng::with_seed(t));
+                let mut rng = Rng::with_seed(t + 50);
+                while !stop.load(Ordering::Relaxed) {
+                    let req = Request::new().key(rng.next_u64() % 200);
+                    let r = s.reserve(&mut h, &Affinity::new(), &req).unwrap();
+                    // Only workers of the set are ever picked (the churn
+                    // below removes 15 at most and re-adds it).
+                    assert!(*r.worker() < 16);
+                }
+            });
+        }
+        let mut rng = Rng::with_seed(9);
+        while std::time::Instant::now() < until {
+            let w = 1 + rng.below(15);
+            pool.remove(&w).unwrap();
+            pool.insert(w).unwrap();
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    assert!(s.len() <= 200);
+    pool.reclaim();
+    assert!(pool.loads().iter().all(|&(_, l)| l == 0));
+}
