@@ -6,12 +6,13 @@ use workerpick::{
     Choice, Context, DeviceKind, Error, Mode, Params, Pool, Registry, Request, Rng, Selector, WorkerInfo,
 };
 
-const BUILTINS: [&str; 5] = [
+const BUILTINS: [&str; 6] = [
     "random",
     "round-robin",
     "least-loaded",
     "power-of-two",
     "device-aware",
+    "cost",
 ];
 
 /// Always the first candidate.
@@ -62,8 +63,8 @@ fn every_mode_builds_the_selector_its_name_resolves() {
     let names: Vec<_> = Registry::new().names().map(str::to_owned).collect();
     assert_eq!(names, BUILTINS);
     let names: Vec<_> = custom_only().names().map(str::to_owned).collect();
-    assert_eq!(&names[..5], BUILTINS);
-    assert_eq!(&names[5..], ["first", "also-first"]);
+    assert_eq!(&names[..6], BUILTINS);
+    assert_eq!(&names[6..], ["first", "also-first"]);
 }
 
 #[test]
@@ -119,7 +120,7 @@ fn a_custom_name_cannot_be_registered_twice() {
     }
     let err = registry.register("  ", |_: &Params| Ok(First)).unwrap_err();
     assert!(matches!(err, Error::InvalidConfig { .. }));
-    assert_eq!(registry.names().count(), 7);
+    assert_eq!(registry.names().count(), 8);
 }
 
 #[test]
@@ -338,7 +339,7 @@ fn a_registry_is_shareable() {
     assert_send_sync::<Arc<dyn Selector>>();
     let registry = custom_only();
     let copy = registry.clone();
-    assert_eq!(copy.names().count(), 7);
+    assert_eq!(copy.names().count(), 8);
     assert!(format!("{registry:?}").contains("also-first"));
 }
 

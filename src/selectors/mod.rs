@@ -33,6 +33,8 @@ macro_rules! builtins {
             PowerOfTwo(power_of_two) "power-of-two" | "poweroftwo" | "power-of-two-choices" | "p2c";
             /// [`DeviceAware`](crate::DeviceAware): CPU/accelerator balance and cache hits.
             DeviceAware(device_aware) "device-aware" | "deviceaware" | "device-aware-weighted";
+            /// [`Cost`](crate::Cost): load less weighted cache credit, minimum or softmax.
+            Cost(cost) "cost" | "kv-cost" | "cache-cost";
         }
     };
 }
@@ -77,6 +79,9 @@ macro_rules! declare {
     };
 }
 builtins!(declare);
+
+pub(crate) use cost::tuning::Tuning;
+pub use cost::tuning::{CreditWeight, Temperature};
 
 /// How a built-in is made from its parameters. Parameters are whole numbers,
 /// read by canonical name; which ones a mode takes is part of the mode, so its
