@@ -94,8 +94,9 @@ fn unit(bits: u64) -> f64 {
 
 /// Dynamo's range-normalised softmax over the best tier (healthy, unless none
 /// is): pass 1 finds the tier, `c_min` and `c_max`; pass 2 sums the weights
-/// `exp(−(c − c_min)/((c_max − c_min)·t))`; one draw below the sum; pass 3
-/// walks the running sum to it. Each pass recomputes the same weights from
+/// `exp(−(c − c_min)/((c_max − c_min)·t))`, per run of candidates; one draw
+/// below the sum; pass 3 walks the runs' sums, then the running sum inside
+/// the run that holds the draw. Each pass recomputes the same weights from
 /// the same reads, so a sequential pick samples the formula exactly (up to
 /// `f64` rounding); under concurrent bookings the passes may read different
 /// loads, which shifts a draw, never the set it is drawn from.
@@ -133,33 +134,53 @@ pub(crate) fn softmax<'a>(cx: &mut Context<'a>, rule: Rule, t: f64) -> Option<Ch
             (-((c - lo) as f64) * inv).exp()
         }
     };
+    // Pass 2 keeps the sum of each of up to `BLOCKS` runs of candidates, on
+    // the stack, so pass 3 recomputes the weights of one run only.
+    let n = cx.len();
+    let run = n.div_ceil(BLOCKS).max(1);
+    let mut sums = [0.0f64; BLOCKS];
     let mut sum = 0.0;
-    for i in 0..cx.len() {
-        let Some(slot) = cx.candidate(i) else { break };
-        if let Some(((s, c), _)) = judge(cx, rule, slot)
-            && s == sick
-        {
-            sum += weight(c);
+    for (b, part) in sums.iter_mut().enumerate().take(n.div_ceil(run)) {
+        for i in b * run..n.min((b + 1) * run) {
+            let Some(slot) = cx.candidate(i) else { break };
+            if let Some(((s, c), _)) = judge(cx, rule, slot)
+                && s == sick
+            {
+                *part += weight(c);
+            }
         }
+        sum += *part;
     }
     let target = unit(cx.rng().next_u64()) * sum;
     let mut acc = 0.0;
     let mut last = None;
-    for i in 0..cx.len() {
-        let Some(slot) = cx.candidate(i) else { break };
-        if let Some(((s, c), load)) = judge(cx, rule, slot)
-            && s == sick
-        {
-            acc += weight(c);
-            if acc > target {
-                return Some(Choice::validated(slot, load));
-            }
-            last = Some((slot, load));
+    for (b, &part) in sums.iter().enumerate().take(n.div_ceil(run)) {
+        if part == 0.0 || acc + part <= target {
+            acc += part;
+            continue;
         }
+        for i in b * run..n.min((b + 1) * run) {
+            let Some(slot) = cx.candidate(i) else { break };
+            if let Some(((s, c), load)) = judge(cx, rule, slot)
+                && s == sick
+            {
+                acc += weight(c);
+                if acc > target {
+                    return Some(Choice::validated(slot, load));
+                }
+                last = Some((slot, load));
+            }
+        }
+        // Rounding (or loads that moved) left the run's sum short of the
+        // draw: its last member of the tier.
+        break;
     }
     let (slot, load) = last?;
     Some(Choice::validated(slot, load))
 }
+
+/// Runs of candidates whose weight sums pass 2 of [`softmax`] keeps.
+const BLOCKS: usize = 64;
 
 /// The `T = 0` answer from the SIMD least-loaded scan plus the credited
 /// workers, or `None` when only [`minimum`] can give it.

@@ -363,3 +363,29 @@ fn sparse_answers_when_few_are_credited() {
     let got = with_cx(&pool, &req, &mut rng, |cx| pass::minimum_sparse(cx, rule).map(slot_of)).unwrap().unwrap();
     assert_eq!(pool.in_flight(&got), Some(2));
 }
+
+#[test]
+fn softmax_samples_the_formula_over_runs_of_candidates() {
+    // 70 candidates: pass 2 keeps sums of runs of 2, and pass 3 walks them.
+    let n = 70u32;
+    let pool = Pool::from_workers(0..n).unwrap();
+    for w in 0..n {
+        if w % 5 > 0 {
+            core::mem::forget(pool.reserve_worker(&w, w % 5).unwrap());
+        }
+    }
+    let hits = CacheHits::build(&pool, 8, |w| w % 3);
+    let req = Request::new().cache_hits(&hits);
+    let t = 0.6;
+    let c: Vec<f64> = (0..n).map(|w| f64::from(w % 5) - f64::from(w % 3)).collect();
+    let (lo, hi) = c.iter().fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    let w: Vec<f64> = c.iter().map(|x| (-(x - lo) / ((hi - lo) * t)).exp()).collect();
+    let sum: f64 = w.iter().sum();
+    let probs: Vec<f64> = w.iter().map(|x| x / sum).collect();
+    let draws = 100_000;
+    let sel = Cost::new().with_temperature(Temperature::new(t).unwrap());
+    let got = counts(&pool, &sel, &req, draws);
+    let chi2 = chi_square(&got, &probs, draws);
+    // 69 degrees of freedom: p = 0.001 at 111.1.
+    assert!(chi2 < 111.1, "chi-square {chi2:.1}: {got:?}");
+}
