@@ -627,8 +627,8 @@
 /// | bounds on weighted scores and their floor stay below the scores, across changes of the factors; weighted summarised picks exact and uniform | loom `scores` (`scores_race`, `scores_second_look`, `scores_version_race`), tests `summarised_weighted`, fuzz `summary` (capacities) |
 /// | round-robin tickets distinct, preview free | loom `round_robin`, unit tests in `selectors` |
 /// | each mode's rule and draws | unit tests in `selectors` against a sequential reference; tests `device_aware` |
-/// | the cost pick: least key against an oracle, sparse path equal to the reference, softmax against its formula, health and busy rules | unit and property tests in `selectors/cost`; sim test `llm` (beats least-loaded on hits and TTFT) |
-/// | phased load: each part leaves once, never below zero, an emptied guard keeps its slot | tests `phased` (model property test, threads) |
+/// | the cost pick: least key against an oracle, sparse path equal to the reference, softmax against its formula, health and busy rules | unit and property tests in `selectors/cost`; loom `cost` (`cost_exact`); sim test `llm` (beats least-loaded on hits and TTFT) |
+/// | phased load: each part leaves once, never below zero, an emptied guard keeps its slot | loom `cost` (`phased_release`, `phased_pin`); tests `phased` (model property test, threads) |
 /// | SIMD kernels equal the scalar reference | unit and property tests in `scan`, fuzz `scan` (reads past a slice fault) |
 /// | no undefined behaviour, no data race in unsafe code | Miri over the unit tests and `stress` (`ci/miri.sh`) |
 /// | real `arc-swap` and hardware reorderings | tests `stress` (bounded in time) |
