@@ -107,7 +107,7 @@ pub(crate) fn softmax<'a>(cx: &mut Context<'a>, rule: Rule, t: f64) -> Option<Ch
         let Some(slot) = cx.candidate(i) else { break };
         let Some(((sick, c), _)) = judge(cx, rule, slot) else { continue };
         match tier {
-            Some(best) if sick > best => continue,
+            Some(best) if sick && !best => continue,
             Some(best) if sick == best => {
                 lo = lo.min(c);
                 hi = hi.max(c);
