@@ -103,9 +103,12 @@ fn unit(bits: u64) -> f64 {
 pub(crate) fn softmax<'a>(cx: &mut Context<'a>, rule: Rule, t: f64) -> Option<Choice<'a>> {
     let mut tier: Option<bool> = None;
     let (mut lo, mut hi, mut count) = (0i64, 0i64, 0u32);
+    // The first of the best tier: the answer if later passes, under
+    // concurrent changes, find no member where pass 1 did.
+    let mut first = None;
     for i in 0..cx.len() {
         let Some(slot) = cx.candidate(i) else { break };
-        let Some(((sick, c), _)) = judge(cx, rule, slot) else { continue };
+        let Some(((sick, c), load)) = judge(cx, rule, slot) else { continue };
         match tier {
             Some(best) if sick && !best => continue,
             Some(best) if sick == best => {
@@ -116,13 +119,14 @@ pub(crate) fn softmax<'a>(cx: &mut Context<'a>, rule: Rule, t: f64) -> Option<Ch
             _ => {
                 tier = Some(sick);
                 (lo, hi, count) = (c, c, 1);
+                first = Some((slot, load));
             }
         }
     }
     let sick = tier?;
     if lo == hi {
         let k = cx.rng().below(count);
-        let (slot, load) = nth(cx, rule, k, |key| key.0 == sick)?;
+        let (slot, load) = nth(cx, rule, k, |key| key.0 == sick).or(first)?;
         return Some(Choice::validated(slot, load));
     }
     // `hi − lo < 2^53`: exact in an `f64`, as is every `c − lo` below.
@@ -175,7 +179,7 @@ pub(crate) fn softmax<'a>(cx: &mut Context<'a>, rule: Rule, t: f64) -> Option<Ch
         // draw: its last member of the tier.
         break;
     }
-    let (slot, load) = last?;
+    let (slot, load) = last.or(first)?;
     Some(Choice::validated(slot, load))
 }
 

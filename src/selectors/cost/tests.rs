@@ -389,3 +389,31 @@ fn softmax_samples_the_formula_over_runs_of_candidates() {
     // 69 degrees of freedom: p = 0.001 at 111.1.
     assert!(chi2 < 111.1, "chi-square {chi2:.1}: {got:?}");
 }
+
+#[test]
+fn exact_under_threads_without_releases() {
+    // 4 threads × 64 reservations over 8 idle workers, worker 3 credited 2
+    // blocks: every booking lands on a least cost, so the loads end with
+    // costs within one of each other (3 holds about 2 more than the rest).
+    let pool = Pool::from_workers(0..8u32).unwrap();
+    let hits = CacheHits::build(&pool, 8, |w| if *w == 3 { 2 } else { 0 });
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                let mut h = pool.handle();
+                let req = Request::new().cache_hits(&hits);
+                for _ in 0..64 {
+                    core::mem::forget(h.reserve_with(&Cost::new(), &req).unwrap());
+                }
+            });
+        }
+    });
+    let costs: Vec<i64> = (0..8u32)
+        .map(|w| i64::from(pool.in_flight(&w).unwrap()) - if w == 3 { 2 } else { 0 })
+        .collect();
+    let total: u32 = (0..8u32).map(|w| pool.in_flight(&w).unwrap()).sum();
+    assert_eq!(total, 256);
+    let (lo, hi) = (costs.iter().min().unwrap(), costs.iter().max().unwrap());
+    assert!(hi - lo <= 1, "costs {costs:?}");
+    assert_eq!(pool.stats().fallbacks, 0);
+}
