@@ -30,7 +30,7 @@
 /// | entry points | `handle.rs` ([`Handle`](crate::Handle), `Pool::handle` and the pool's own picks), `owned/` |
 /// | guards | `reservation.rs` (wraps a booking, gives it back on drop; the shared retarget) |
 /// | booking | `booking.rs` (builds the context, asks the selector, books with a validated compare-and-swap) |
-/// | modes | `selectors/` (one file per built-in, `cost/` for the cost mode, the `builtins!` list, the per-request `cache_hits.rs`), `mode.rs`, `registry.rs` |
+/// | modes | `selectors/` (one file per built-in, `cost/` for the cost mode, the `builtins!` list, the per-request `cache_hits.rs` and `tuning.rs`), `mode.rs`, `registry.rs` |
 /// | plug-in contract | `selector.rs` ([`Selector`](crate::Selector), [`Choice`](crate::Choice)) |
 /// | what a selector sees | `context.rs` ([`Context`](crate::Context), [`Slot`](crate::Slot), [`Intent`](crate::Intent), the shared minimum/ties/draw rule), `candidates.rs` (the whole set or a resolved eligibility mask) |
 /// | the scan | `scan/` |

@@ -1,6 +1,6 @@
 use crate::eligibility::Eligibility;
 use crate::selectors::cache_hits::CacheHits;
-use crate::selectors::{CreditWeight, Temperature, Tuning};
+use crate::selectors::tuning::{CreditWeight, Temperature, Tuning};
 
 /// Per-request inputs to a pick: which workers are eligible, how much load the
 /// request charges, and an optional request key for sticky selectors.

@@ -5,13 +5,12 @@
 mod pass;
 #[cfg(test)]
 mod tests;
-pub(crate) mod tuning;
 
 use crate::context::Context;
 use crate::error::Error;
 use crate::selector::{Choice, Selector};
 use crate::selectors::{Builtin, Configure};
-use tuning::{CreditWeight, Temperature};
+use crate::selectors::tuning::{CreditWeight, Temperature};
 
 /// Routes each request by a cost that weighs the blocks of its prompt a
 /// worker already caches against that worker's load: Dynamo's KV selector

@@ -3,7 +3,7 @@
 //! `minimum_sparse` answers `T = 0` from the SIMD least-loaded scan and the
 //! credited workers alone, or declines when only the reference can.
 
-use super::tuning::{CreditWeight, cost};
+use crate::selectors::tuning::{CreditWeight, cost};
 use crate::candidates::Candidates;
 use crate::context::{Context, Slot};
 use crate::selector::Choice;

@@ -3,7 +3,7 @@
 //! against its formula.
 
 use super::pass::{self, Rule};
-use super::tuning::{CreditWeight, Temperature};
+use crate::selectors::tuning::{CreditWeight, Temperature};
 use super::Cost;
 use crate::candidates::Candidates;
 use crate::context::{Context, Intent};
@@ -325,7 +325,7 @@ fn parameters_and_errors() {
 
 #[test]
 fn costs_are_exact_at_the_bounds() {
-    use super::tuning::cost;
+    use crate::selectors::tuning::cost;
     let max = CreditWeight::from_milli(CreditWeight::MAX_MILLI).unwrap();
     assert_eq!(cost(u32::MAX, 0, max), 1000 * i64::from(u32::MAX));
     assert_eq!(cost(0, u32::MAX, max), -1_000_000 * i64::from(u32::MAX));
