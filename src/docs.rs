@@ -30,7 +30,7 @@
 /// | entry points | `handle.rs` ([`Handle`](crate::Handle), `Pool::handle` and the pool's own picks), `owned/` |
 /// | guards | `reservation.rs` (wraps a booking, gives it back on drop; the shared retarget) |
 /// | booking | `booking.rs` (builds the context, asks the selector, books with a validated compare-and-swap) |
-/// | modes | `selectors/` (one file per built-in, the `builtins!` list, device-aware's `cache_hits.rs`), `mode.rs`, `registry.rs` |
+/// | modes | `selectors/` (one file per built-in, `cost/` for the cost mode, the `builtins!` list, the per-request `cache_hits.rs` and `tuning.rs`), `mode.rs`, `registry.rs` |
 /// | plug-in contract | `selector.rs` ([`Selector`](crate::Selector), [`Choice`](crate::Choice)) |
 /// | what a selector sees | `context.rs` ([`Context`](crate::Context), [`Slot`](crate::Slot), [`Intent`](crate::Intent), the shared minimum/ties/draw rule), `candidates.rs` (the whole set or a resolved eligibility mask) |
 /// | the scan | `scan/` |
@@ -39,7 +39,7 @@
 /// | weights | `weights/` (the tables a snapshot builds from capacities, and the weighted picks) |
 /// | the set | `snapshot.rs`, `remap.rs`, `affinity/ring.rs` (the affinity ring a snapshot carries) |
 /// | sessions | `affinity/sessions.rs` (session bindings), `affinity/api.rs` (`Pool::enable_affinity`) |
-/// | storage | `storage/counters.rs` (in-flight counters), `storage/keys.rs` (slot keys, pins), `storage/mod.rs` (slots and bookings) |
+/// | storage | `storage/counters.rs` (in-flight counters), `storage/keys.rs` (slot keys, pins), `storage/mod.rs` (slots and bookings), `storage/phased.rs` (parts of a booking) |
 /// | primitives | `sync.rs` (every loom difference), `rng.rs` |
 ///
 /// One least-loaded pick walks down and back without returning to a parent
@@ -638,6 +638,75 @@
 /// Tests: `tests/sessions.rs` (hard/soft, TTL, bounded churn, slot reuse,
 /// replica hand-off, threads under membership churn).
 ///
+/// # Cost pick (LLM routing)
+/// [`Cost`](crate::Cost) is the main path of KV-aware LLM routers (Dynamo's
+/// default selector): per candidate `c_i = L_i − α·o_i`, with `L_i` the
+/// counter as every mode reads it (booked plus reported, plus the health
+/// penalty) and `o_i` the request's credit, the blocks of its prompt the
+/// worker holds, carried by [`CacheHits`](crate::CacheHits). Dynamo's
+/// `α·(blocks − o_i) + L_i` is the same plus a constant, so it ranks and
+/// samples alike.
+///
+/// *Arithmetic.* Costs are `1000·L_i − α_milli·o_i` in an `i64`:
+/// `1000·L < 2^42`, and [`CreditWeight`](crate::CreditWeight) caps
+/// `α_milli` at `10^6`, so `α_milli·o < 2^52`; every cost lies in
+/// `(−2^52, 2^42)`, nothing wraps, and every difference of two costs is
+/// below `2^53`, exact in an `f64`, which is where the softmax starts.
+///
+/// *Ranking.* The key is `(unhealthy, cost)`: an unhealthy worker's counter
+/// carries [`UNHEALTHY_LOAD`](crate::UNHEALTHY_LOAD), which a large enough
+/// credit could outweigh, so health is compared first and a marked worker
+/// wins only when no healthy candidate is left. The busy threshold drops a
+/// candidate whose reported load is over it before anything is compared.
+/// Capacity weights and slow start are not applied: the costs are in the
+/// units the load is booked in (blocks), as Dynamo's are. Device-aware's
+/// full-hit rule is not a case of this one: it books nothing for a full hit
+/// and decides by CPU/accelerator totals, which no per-worker cost states.
+///
+/// *`T = 0`.* The reference is one scalar pass (least key, tie count, first
+/// tie) and, when several tie, one draw and a second pass to the drawn tie;
+/// the booking is a compare-and-swap on the load that tie was judged on, so
+/// without releases the pick is exact as least-loaded's is. When at most a
+/// quarter of the candidates are credited (a prefix index names few
+/// workers), the pick is the SIMD least-loaded scan over all candidates and
+/// one pass over the credited slots that `CacheHits` records: an uncredited
+/// worker costs its load, a credited one less than its load, so the least
+/// credited cost below `1000·min L` is the answer (only credited workers tie
+/// there), one above it leaves the scan's answer (its ties are the scan's),
+/// and only equality, which mixes both kinds of ties, goes to the reference.
+/// Busy thresholds, marked health, capacity weights and stale masks go to
+/// the reference too. The sparse path draws differently from the reference,
+/// but from the same set of least-cost workers (property test
+/// `sparse_matches_reference`).
+///
+/// *`T > 0`.* `P(i) = exp(−(c_i − c_min)/((c_max − c_min)·T)) / Σ_j …`
+/// over the best health tier, uniform when all costs are equal. Three
+/// scalar passes: min, max and tier; the sum of the weights; one 53-bit draw
+/// scaled by the sum and the running sum to it. Nothing is stored between
+/// passes, so nothing is allocated; a sequential pick samples the formula
+/// exactly up to `f64` rounding (chi-square test `softmax_samples_the_formula`);
+/// under concurrent bookings the passes may see different loads, which moves
+/// the draw within the same tier, and the booking validates the chosen
+/// worker's load as at `T = 0`. No vector kernel: three scalar passes over
+/// the counters cost more than the scan, and a vector `exp` would change
+/// results by backend; the speed targets at `T > 0` are not met (see the
+/// bench `cost/n`).
+///
+/// # Phased load
+/// [`Reservation::release_part`](crate::Reservation::release_part) gives back
+/// part of a booking's weight and keeps the rest (a request's prefill at its
+/// first token, its decode at the end); [`add_charge`](crate::Reservation::add_charge)
+/// adds to it. The weight the guard holds is the only record: a part is at
+/// most what it still holds, so every unit leaves once (by a part or by the
+/// drop) and no counter goes below what other bookings hold. A guard emptied
+/// by parts becomes a pin, taken before its last unit goes: `reclaim` reads
+/// the counter (Acquire) before the pins, and the decrement (SeqCst) follows
+/// the pin, so a reclaim that sees the charge gone sees the pin. The reverse,
+/// a pin charged again, charges and then unpins, which that order does not
+/// cover; it holds a snapshot naming the slot meanwhile, which keeps
+/// `reclaim` off it, and refuses a worker that has left. Plain drops do
+/// nothing new: the code is in `storage/phased.rs`.
+///
 /// # Loom builds
 /// Everything that differs under `--cfg loom` is in the crate-private `sync`
 /// module: loom's atomics, `Arc`, `Mutex` and `UnsafeCell`; a mutex model of
@@ -660,6 +729,8 @@
 /// | round-robin tickets distinct, preview free | loom `round_robin`, unit tests in `selectors` |
 /// | affinity: only a removed worker's keys move, the bound holds (weights, stale totals, threads); bookings racing lose nothing; bindings never outlive their worker | loom `affinity`, tests `affinity`, `sessions`; simulator test `sessions` |
 /// | each mode's rule and draws | unit tests in `selectors` against a sequential reference; tests `device_aware` |
+/// | the cost pick: least key against an oracle, sparse path equal to the reference, softmax against its formula, health and busy rules | unit and property tests in `selectors/cost`; loom `cost` (`cost_exact`); sim test `llm` (beats least-loaded on hits and TTFT) |
+/// | phased load: each part leaves once, never below zero, an emptied guard keeps its slot | loom `cost` (`phased_release`, `phased_pin`); tests `phased` (model property test, threads) |
 /// | SIMD kernels equal the scalar reference | unit and property tests in `scan`, fuzz `scan` (reads past a slice fault) |
 /// | no undefined behaviour, no data race in unsafe code | Miri over the unit tests and `stress` (`ci/miri.sh`) |
 /// | real `arc-swap` and hardware reorderings | tests `stress` (bounded in time) |

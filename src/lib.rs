@@ -16,6 +16,7 @@
 //! | [`LeastLoaded`] | SIMD min over all candidates, uniform tie-break; CAS-validated booking | yes |
 //! | [`DeviceAware`] | a full cache hit first (least loaded, books nothing), else the least-loaded CPU or accelerator by the CPU ratio | yes, except a full cache hit |
 //! | [`Affinity`] | the request key's first worker on a consistent-hash ring within `⌈(1 + ε)·(total + 1)/n⌉` (pools that call [`Pool::enable_affinity`]) | yes; CAS-validated booking |
+//! | [`Cost`] | the least `load − α·credit` (cache credit from [`CacheHits`]), or a range-normalised softmax over it; CAS-validated booking | yes |
 //!
 //! ```
 //! use workerpick::{LeastLoaded, Pool, PowerOfTwo, Request};
@@ -102,6 +103,7 @@ pub use rng::Rng;
 pub use selector::{Choice, Selector};
 pub use selectors::cache_hits::CacheHits;
 use selectors::reexport;
+pub use selectors::{CreditWeight, Temperature};
 selectors::builtins!(reexport);
 pub use storage::{DEFAULT_MAX_WORKERS, MAX_WORKERS_LIMIT};
 

@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 type Factory = Arc<dyn Fn(&Params) -> Result<Arc<dyn Selector>, Error> + Send + Sync>;
 
-/// Resolves selectors by name: the five built-in modes, always, and any
+/// Resolves selectors by name: the six built-in modes, always, and any
 /// custom selectors registered beside them.
 ///
 /// The built-ins (`random`, `round-robin`, `least-loaded`, `power-of-two`,
-/// `device-aware`, and the spellings [`Mode`] accepts) are not entries that a
+/// `device-aware`, `cost`, and the spellings [`Mode`] accepts) are not entries that a
 /// registry could lack: every registry resolves them, however it was built,
 /// and no custom selector can take their names. Names are compared ignoring
 /// ASCII case, with `_` and spaces equal to `-`.

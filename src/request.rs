@@ -1,5 +1,6 @@
 use crate::eligibility::Eligibility;
 use crate::selectors::cache_hits::CacheHits;
+use crate::selectors::tuning::{CreditWeight, Temperature, Tuning};
 
 /// Per-request inputs to a pick: which workers are eligible, how much load the
 /// request charges, and an optional request key for sticky selectors.
@@ -21,6 +22,7 @@ pub struct Request<'a> {
     pub(crate) weight: u32,
     pub(crate) key: Option<u64>,
     pub(crate) cache: Option<&'a CacheHits>,
+    pub(crate) tuning: Tuning,
 }
 
 impl<'a> Request<'a> {
@@ -31,6 +33,10 @@ impl<'a> Request<'a> {
             weight: 1,
             key: None,
             cache: None,
+            tuning: Tuning {
+                weight: None,
+                temperature: None,
+            },
         }
     }
 
@@ -54,9 +60,35 @@ impl<'a> Request<'a> {
         self
     }
 
-    /// Per-worker cache hits for the device-aware mode.
+    /// Per-worker cache hits: full hits for the device-aware mode, credit
+    /// for the cost mode.
     pub const fn cache_hits(mut self, hits: &'a CacheHits) -> Self {
         self.cache = Some(hits);
+        self
+    }
+
+    /// The cost mode's credit weight for this request, instead of the mode's.
+    ///
+    /// ```
+    /// use workerpick::{CacheHits, Cost, CreditWeight, Pool, Request};
+    /// let pool = Pool::from_workers(["a", "b"]).unwrap();
+    /// let _load = pool.reserve_worker(&"b", 4).unwrap();
+    /// let hits = CacheHits::build(&pool, 4, |w| if *w == "b" { 3 } else { 0 });
+    /// let req = Request::new().cache_hits(&hits);
+    /// // α = 1: b costs 4 − 3 = 1, more than a's 0.
+    /// assert_eq!(pool.select_with(&Cost::new(), &req).unwrap(), "a");
+    /// // α = 2: b costs 4 − 6 = −2.
+    /// let w = CreditWeight::from_milli(2000).unwrap();
+    /// assert_eq!(pool.select_with(&Cost::new(), &req.credit_weight(w)).unwrap(), "b");
+    /// ```
+    pub const fn credit_weight(mut self, weight: CreditWeight) -> Self {
+        self.tuning.weight = Some(weight);
+        self
+    }
+
+    /// The cost mode's temperature for this request, instead of the mode's.
+    pub const fn temperature(mut self, t: Temperature) -> Self {
+        self.tuning.temperature = Some(t);
         self
     }
 

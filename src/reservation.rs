@@ -56,6 +56,27 @@ impl<'p, W> Reservation<'p, W> {
     pub fn release(self) {
         drop(self);
     }
+
+    /// Gives back `n` of the load this reservation booked now, and keeps the
+    /// rest until it drops (phased load: the prefill's share at the first
+    /// token, the decode's at the end). Gives back at most what it still
+    /// holds and returns how much that was; each unit is given back once,
+    /// here or on drop, never twice, so no count goes below zero.
+    ///
+    /// ```
+    /// use workerpick::Pool;
+    /// let pool = Pool::from_workers(["a"]).unwrap();
+    /// let mut r = pool.reserve_worker(&"a", 600).unwrap(); // 512 prefill + 88 decode
+    /// assert_eq!(r.release_part(512), 512);
+    /// assert_eq!((r.weight(), pool.in_flight(&"a")), (88, Some(88)));
+    /// assert_eq!(r.release_part(1000), 88); // only what is left
+    /// assert_eq!(pool.in_flight(&"a"), Some(0));
+    /// drop(r); // gives back nothing more
+    /// assert_eq!(pool.in_flight(&"a"), Some(0));
+    /// ```
+    pub fn release_part(&mut self, n: u32) -> u32 {
+        self.pool.slots.release_part(&mut self.booked, n)
+    }
 }
 
 impl<'p, W: Clone + Eq + Hash + Send + Sync> Reservation<'p, W> {
@@ -73,6 +94,44 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Reservation<'p, W> {
     pub fn retarget(&mut self, worker: &W) -> Result<(), Error> {
         retarget(self.pool, &mut self.booked, worker)
     }
+
+    /// Adds `n` to the load this reservation holds (tokens generated); it is
+    /// given back with the rest. Past `u32::MAX` on the worker it is an
+    /// [`Error::LoadOverflow`] and nothing changes; a reservation holding no
+    /// load whose worker has left the set is an [`Error::UnknownWorker`].
+    ///
+    /// ```
+    /// use workerpick::Pool;
+    /// let pool = Pool::from_workers(["a"]).unwrap();
+    /// let mut r = pool.reserve_worker(&"a", 4).unwrap();
+    /// r.add_charge(3).unwrap();
+    /// assert_eq!((r.weight(), pool.in_flight(&"a")), (7, Some(7)));
+    /// drop(r);
+    /// assert_eq!(pool.in_flight(&"a"), Some(0));
+    /// ```
+    pub fn add_charge(&mut self, n: u32) -> Result<(), Error> {
+        add_charge(self.pool, &mut self.booked, n)
+    }
+}
+
+/// Adds `n` to `booked`, a booking on `pool`: the `add_charge` of both
+/// reservation kinds.
+pub(crate) fn add_charge<W: Clone + Eq + Hash + Send + Sync>(
+    pool: &Pool<W>,
+    booked: &mut Booked<W>,
+    n: u32,
+) -> Result<(), Error> {
+    if booked.weight() > 0 || n == 0 {
+        return pool.slots.add_charge(booked, n);
+    }
+    // A pin turns into a charge: the snapshot keeps the slot from being
+    // reclaimed between the charge and the unpin. The pin kept the slot from
+    // reuse, so a member there is still this worker.
+    let snap = pool.snapshot();
+    if !snap.view.is_member(booked.slot()) {
+        return Err(Error::UnknownWorker);
+    }
+    pool.slots.add_charge(booked, n)
 }
 
 /// Moves `booked`, a booking on `pool`, to `worker`: the retarget of both

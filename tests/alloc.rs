@@ -161,3 +161,43 @@ fn affinity_picks_allocate_nothing() {
         assert_eq!(n, 0, "{workers} workers: {n} allocations");
     }
 }
+
+#[test]
+fn cost_picks_allocate_nothing() {
+    use workerpick::{CacheHits, Cost, Temperature};
+    for workers in [1u64, 8, 1024, 5000] {
+        let pool = Pool::from_workers(0..workers).unwrap();
+        pool.report_loads(
+            (0..workers)
+                .collect::<Vec<_>>()
+                .iter()
+                .map(|w| (w, (w % 3) as u32)),
+        );
+        let sparse = CacheHits::build(&pool, 16, |w| if w % 97 == 1 { 9 } else { 0 });
+        let dense = CacheHits::build(&pool, 16, |w| (w % 5) as u32);
+        let half = pool.eligibility(|w| w % 2 == 0);
+        let soft = Cost::new().with_temperature(Temperature::new(0.5).unwrap());
+        let busy = Cost::new().with_busy_threshold(1);
+        let modes = [Cost::new(), soft, busy];
+        let mut h = pool.handle();
+        let mut run = || {
+            for mode in &modes {
+                for hits in [&sparse, &dense] {
+                    let plain = Request::new().cache_hits(hits);
+                    let masked = plain.eligible(&half);
+                    for req in [&plain, &masked] {
+                        let _ = h.select_with(mode, req).unwrap();
+                        drop(h.reserve_with(mode, req).unwrap());
+                    }
+                }
+            }
+        };
+        run();
+        let n = allocations(|| {
+            for _ in 0..20 {
+                run();
+            }
+        });
+        assert_eq!(n, 0, "{workers} workers: {n} allocations");
+    }
+}

@@ -6,13 +6,14 @@ use workerpick::{
     Choice, Context, DeviceKind, Error, Mode, Params, Pool, Registry, Request, Rng, Selector, WorkerInfo,
 };
 
-const BUILTINS: [&str; 6] = [
+const BUILTINS: [&str; 7] = [
     "random",
     "round-robin",
     "least-loaded",
     "power-of-two",
     "device-aware",
     "affinity",
+    "cost",
 ];
 
 /// Always the first candidate.

@@ -583,12 +583,15 @@ fn builtin(canonical: &str) -> Option<(&'static str, Rule)> {
     })
 }
 
-const BUILTIN_NAMES: [&str; 5] = [
+/// The cost mode is listed (every registry resolves it) but not modelled:
+/// no name in [`NAMES`] spells it, so no op picks with it.
+const BUILTIN_NAMES: [&str; 6] = [
     "random",
     "round-robin",
     "least-loaded",
     "power-of-two",
     "device-aware",
+    "cost",
 ];
 
 impl Model {

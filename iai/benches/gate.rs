@@ -20,8 +20,8 @@ use gungraun::{
 use std::hint::black_box;
 use workerpick::scan::Backend;
 use workerpick::{
-    DEFAULT_MAX_WORKERS, Eligibility, Handle, LeastLoaded, Pool, PowerOfTwo, Random, Request, Rng,
-    RoundRobin, Selector, Summary, WorkerInfo,
+    CacheHits, Cost, DEFAULT_MAX_WORKERS, Eligibility, Handle, LeastLoaded, Pool, PowerOfTwo, Random,
+    Request, Rng, RoundRobin, Selector, Summary, Temperature, WorkerInfo,
 };
 
 /// Operations per benchmark: enough to average over the random paths, few
@@ -68,6 +68,10 @@ enum Mode {
     RoundRobin,
     PowerOfTwo,
     LeastLoaded,
+    /// The cost mode at `T = 0`.
+    Cost,
+    /// The cost mode at `T = 0.5`.
+    CostSoft,
 }
 
 #[derive(Clone, Copy)]
@@ -90,6 +94,8 @@ enum Op {
     SelectWeighted,
     /// `Reserve` over workers of capacities 4:2:1:1 repeated.
     ReserveWeighted,
+    /// `Reserve` with cache credit on 1 % of the workers (at least one).
+    ReserveCredited,
 }
 
 enum Scan {
@@ -104,6 +110,7 @@ enum Selectors {
     RoundRobin(RoundRobin),
     PowerOfTwo(PowerOfTwo),
     LeastLoaded(LeastLoaded),
+    Cost(Cost),
 }
 
 /// One benchmark's state, built outside the measured region.
@@ -112,6 +119,7 @@ struct Case {
     selector: Selectors,
     op: Op,
     mask: &'static Eligibility,
+    hits: &'static CacheHits,
 }
 
 fn case(mode: Mode, op: Op, workers: u32, scan: Scan) -> Case {
@@ -147,7 +155,16 @@ fn case(mode: Mode, op: Op, workers: u32, scan: Scan) -> Case {
         Mode::RoundRobin => Selectors::RoundRobin(RoundRobin::new()),
         Mode::PowerOfTwo => Selectors::PowerOfTwo(PowerOfTwo::new()),
         Mode::LeastLoaded => Selectors::LeastLoaded(LeastLoaded::new()),
+        Mode::Cost => Selectors::Cost(Cost::new()),
+        Mode::CostSoft => {
+            Selectors::Cost(Cost::new().with_temperature(Temperature::new(0.5).expect("valid")))
+        }
     };
+    let hits = Box::leak(Box::new(CacheHits::new()));
+    if let Op::ReserveCredited = op {
+        let credited: Vec<(u32, u32)> = (0..workers).step_by(100).map(|w| (w, 1 + w % 7)).collect();
+        hits.rebuild_sparse(pool, 16, credited.iter().map(|(w, o)| (w, *o)));
+    }
     if let Op::ReserveReported = op {
         let ids: Vec<u32> = (0..workers).collect();
         pool.report_loads(ids.iter().map(|w| (w, 2)));
@@ -163,6 +180,7 @@ fn case(mode: Mode, op: Op, workers: u32, scan: Scan) -> Case {
         selector,
         op,
         mask,
+        hits,
     };
     // Warm up: one-time costs are not what a router pays per request.
     run(&mut case, 1);
@@ -175,12 +193,14 @@ fn run(case: &mut Case, ops: u32) {
         selector,
         op,
         mask,
+        hits,
     } = case;
     match selector {
-        Selectors::Random(s) => run_with(handle, s, *op, mask, ops),
-        Selectors::RoundRobin(s) => run_with(handle, s, *op, mask, ops),
-        Selectors::PowerOfTwo(s) => run_with(handle, s, *op, mask, ops),
-        Selectors::LeastLoaded(s) => run_with(handle, s, *op, mask, ops),
+        Selectors::Random(s) => run_with(handle, s, *op, mask, hits, ops),
+        Selectors::RoundRobin(s) => run_with(handle, s, *op, mask, hits, ops),
+        Selectors::PowerOfTwo(s) => run_with(handle, s, *op, mask, hits, ops),
+        Selectors::LeastLoaded(s) => run_with(handle, s, *op, mask, hits, ops),
+        Selectors::Cost(s) => run_with(handle, s, *op, mask, hits, ops),
     }
 }
 
@@ -190,6 +210,7 @@ fn run_with<S: Selector>(
     selector: &S,
     op: Op,
     mask: &Eligibility,
+    hits: &CacheHits,
     ops: u32,
 ) {
     match op {
@@ -212,6 +233,17 @@ fn run_with<S: Selector>(
             let selector: &dyn Selector = selector;
             for _ in 0..ops {
                 black_box(handle.select(black_box(selector)).ok());
+            }
+        }
+        Op::ReserveCredited => {
+            let request = Request::new().cache_hits(hits);
+            for _ in 0..ops {
+                black_box(
+                    handle
+                        .reserve_with(black_box(selector), &request)
+                        .ok()
+                        .map(|r| *r.worker()),
+                );
             }
         }
         Op::ReserveMasked => {
@@ -276,6 +308,10 @@ fn run_with<S: Selector>(
 #[bench::power_of_two_reserve_weighted_1024(args = (Mode::PowerOfTwo, Op::ReserveWeighted, 1024, Scan::Detected), setup = case, config = budget("power_of_two_reserve_weighted_1024"))]
 #[bench::least_loaded_reserve_weighted_8(args = (Mode::LeastLoaded, Op::ReserveWeighted, 8, Scan::Detected), setup = case, config = budget("least_loaded_reserve_weighted_8"))]
 #[bench::least_loaded_reserve_weighted_1024(args = (Mode::LeastLoaded, Op::ReserveWeighted, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_weighted_1024"))]
+#[bench::cost_reserve_credited_8(args = (Mode::Cost, Op::ReserveCredited, 8, Scan::Detected), setup = case, config = budget("cost_reserve_credited_8"))]
+#[bench::cost_reserve_credited_1024(args = (Mode::Cost, Op::ReserveCredited, 1024, Scan::Detected), setup = case, config = budget("cost_reserve_credited_1024"))]
+#[bench::cost_reserve_credited_10000(args = (Mode::Cost, Op::ReserveCredited, 10_000, Scan::Detected), setup = case, config = budget("cost_reserve_credited_10000"))]
+#[bench::cost_soft_reserve_credited_1024(args = (Mode::CostSoft, Op::ReserveCredited, 1024, Scan::Detected), setup = case, config = budget("cost_soft_reserve_credited_1024"))]
 fn pick(mut case: Case) -> Case {
     run(&mut case, OPS);
     // Returned, not dropped: the teardown stays outside the measured region.

@@ -108,6 +108,9 @@ struct Args {
     /// slow start (0 skips it).
     #[arg(long, default_value_t = 300.0)]
     scale_up_ms: f64,
+    /// Requests per policy in the LLM prefix-cache scenario (0 skips it).
+    #[arg(long, default_value_t = 8000)]
+    llm_requests: usize,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -474,6 +477,21 @@ fn main() -> ExitCode {
         let runs = scenario.run();
         let moved = sim::sessions::disruption(100, 50_000);
         print!("{}", sim::sessions::render(&scenario, &runs, &moved));
+    }
+    if args.llm_requests > 0 {
+        if args.llm_requests > MAX_REQUESTS {
+            eprintln!(
+                "simulate: --llm-requests {} is above this simulator's limit of {MAX_REQUESTS}",
+                args.llm_requests
+            );
+            return ExitCode::from(2);
+        }
+        let s = sim::llm::Scenario {
+            requests: args.llm_requests,
+            seed: args.seed,
+            ..sim::llm::Scenario::default()
+        };
+        print!("\n{}", sim::llm::table(&s, &sim::llm::run_all(&s)));
     }
     if let Some(path) = &args.plot {
         if let Err(e) = sim::plot::svg(path, &reports, &config.load.fleet) {

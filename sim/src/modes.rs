@@ -17,7 +17,7 @@ pub fn selector(name: &str) -> Result<Arc<dyn Selector>, String> {
 /// Whether `mode` promises an exact split of reservations held together
 /// (every burst of 32 over 4 idle accelerators lands 8/8/8/8).
 pub fn splits_exactly(mode: &str) -> bool {
-    matches!(mode, "round-robin" | "least-loaded" | "device-aware")
+    matches!(mode, "round-robin" | "least-loaded" | "device-aware" | "cost")
 }
 
 /// How `mode` keeps load off a slow worker, if it looks at load at all.
@@ -26,6 +26,9 @@ pub fn how(mode: &str) -> Option<&'static str> {
         "least-loaded" => Some("It sends each request to the worker holding the fewest"),
         "power-of-two" => Some("It sends each request to the less loaded of two random workers"),
         "device-aware" => Some("It holds the CPU workers to about 1/8 of the accelerators' load"),
+        "cost" => {
+            Some("It sends each request to the least load less cache credit (none here, so the fewest held)")
+        }
         _ => None,
     }
 }

@@ -132,7 +132,13 @@ fn negative_numbers_are_refused_by_name() {
 fn table(args: &[&str]) -> String {
     // The fleet scenarios have tests of their own (tests/fleet.rs, and the
     // last test here).
-    let base = ["--service-ms", "0.2", "--no-fleet-scenarios"];
+    let base = [
+        "--service-ms",
+        "0.2",
+        "--no-fleet-scenarios",
+        "--llm-requests",
+        "0",
+    ];
     let args: Vec<&str> = base.iter().chain(args).copied().collect();
     let (code, stdout, stderr, _) = simulate(&args);
     assert_eq!(code, Some(0), "{args:?}: {stderr}");
@@ -232,6 +238,8 @@ fn the_fleet_scenarios_follow_the_report_and_can_be_skipped() {
         "0",
         "--scale-up-ms",
         "40",
+        "--llm-requests",
+        "0",
     ];
     let run = |extra: &[&str]| {
         let args = [&args[..], extra].concat();

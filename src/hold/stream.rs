@@ -58,6 +58,38 @@ impl<S, G> ReservedStream<S, G> {
     pub fn guard(&self) -> Option<&G> {
         self.guard.as_ref()
     }
+
+    /// The guard, mutably, until the inner stream has ended: to give back a
+    /// phase of its load while the stream runs, such as the prefill's share
+    /// at the first token ([`Reservation::release_part`](crate::Reservation::release_part)).
+    ///
+    /// ```
+    /// use std::pin::pin;
+    /// use std::task::{Context, Poll, Waker};
+    /// use futures_core::Stream;
+    /// use workerpick::{Pool, ReservedStream};
+    ///
+    /// # struct Tokens(u32);
+    /// # impl Stream for Tokens {
+    /// #     type Item = u32;
+    /// #     fn poll_next(mut self: std::pin::Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<u32>> {
+    /// #         self.0 = self.0.saturating_sub(1);
+    /// #         Poll::Ready((self.0 > 0).then_some(self.0))
+    /// #     }
+    /// # }
+    /// let pool = Pool::from_workers(["a"]).unwrap();
+    /// let r = pool.reserve_worker(&"a", 512 + 16).unwrap(); // prefill + decode
+    /// let mut tokens = pin!(ReservedStream::new(Tokens(3), r));
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// assert!(tokens.as_mut().poll_next(&mut cx).is_ready()); // the first token
+    /// tokens.as_mut().guard_mut().unwrap().release_part(512);
+    /// assert_eq!(pool.in_flight(&"a"), Some(16));
+    /// while let Poll::Ready(Some(_)) = tokens.as_mut().poll_next(&mut cx) {}
+    /// assert_eq!(pool.in_flight(&"a"), Some(0));
+    /// ```
+    pub fn guard_mut(self: Pin<&mut Self>) -> Option<&mut G> {
+        self.project().guard.as_mut()
+    }
 }
 
 impl<S: Stream, G> Stream for ReservedStream<S, G> {

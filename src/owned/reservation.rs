@@ -72,6 +72,12 @@ impl<W> OwnedReservation<W> {
     pub fn release(self) {
         drop(self);
     }
+
+    /// Gives back `n` of its load now and keeps the rest (see
+    /// [`Reservation::release_part`](crate::Reservation::release_part)).
+    pub fn release_part(&mut self, n: u32) -> u32 {
+        self.anchor.pool.slots.release_part(&mut self.booked, n)
+    }
 }
 
 impl<W: Clone + Eq + Hash + Send + Sync> OwnedReservation<W> {
@@ -79,6 +85,12 @@ impl<W: Clone + Eq + Hash + Send + Sync> OwnedReservation<W> {
     /// [`Reservation::retarget`](crate::Reservation::retarget)).
     pub fn retarget(&mut self, worker: &W) -> Result<(), Error> {
         reservation::retarget(&self.anchor.pool, &mut self.booked, worker)
+    }
+
+    /// Adds `n` to its load (see
+    /// [`Reservation::add_charge`](crate::Reservation::add_charge)).
+    pub fn add_charge(&mut self, n: u32) -> Result<(), Error> {
+        reservation::add_charge(&self.anchor.pool, &mut self.booked, n)
     }
 }
 

@@ -3,8 +3,17 @@ use crate::pool::Pool;
 use crate::snapshot::{SetView, Snapshot};
 use std::hash::Hash;
 
-/// Per-request cache-hit inputs for the device-aware mode: how many of the
-/// request's cache keys each worker already holds, and how many it needs.
+/// Per-request cache data: how many of the request's cache keys (KV blocks)
+/// each worker already holds, and how many it needs. The device-aware mode
+/// reads full hits from it; the [`Cost`](crate::Cost) mode reads each
+/// worker's count as its credit.
+///
+/// The counts come from the caller's own index of what each worker caches (a
+/// radix tree over block hashes, an approximate tree fed by routing
+/// decisions, events from the workers): this type only carries its answer for
+/// one request. [`rebuild_sparse`](Self::rebuild_sparse) with the few workers
+/// that match is what a prefix index gives, and lets the cost mode skip every
+/// uncredited worker.
 ///
 /// Build it from the pool and reuse it: [`rebuild`](Self::rebuild) and
 /// [`rebuild_sparse`](Self::rebuild_sparse) refill it in place (no allocation
@@ -37,6 +46,8 @@ pub struct CacheHits {
     held: Vec<u32>,
     /// Per slot: the identity generation the count was recorded for.
     gens: Vec<u32>,
+    /// The slots with a count above 0, each once, in the order recorded.
+    credited: Vec<u32>,
 }
 
 impl CacheHits {
@@ -72,7 +83,11 @@ impl CacheHits {
         let snap = pool.snapshot();
         self.reset(pool, &snap, needed);
         for &slot in snap.view.members.iter() {
-            self.held[slot as usize] = held(snap.key(slot));
+            let n = held(snap.key(slot));
+            self.held[slot as usize] = n;
+            if n > 0 {
+                self.credited.push(slot);
+            }
         }
     }
 
@@ -89,7 +104,11 @@ impl CacheHits {
         self.reset(pool, &snap, needed);
         for (worker, n) in held {
             if let Some(&slot) = snap.index.get(worker) {
-                self.held[slot as usize] = n;
+                let held = &mut self.held[slot as usize];
+                if *held == 0 && n > 0 {
+                    self.credited.push(slot);
+                }
+                *held = n;
             }
         }
     }
@@ -103,6 +122,14 @@ impl CacheHits {
         self.held.resize(view.scan_len(), 0);
         self.gens.clear();
         self.gens.extend_from_slice(&view.gens);
+        self.credited.clear();
+    }
+
+    /// The slots recorded with a count above 0 (some may read 0 now: set to
+    /// 0 after, or no longer the identity recorded).
+    #[inline(always)]
+    pub(crate) fn credited(&self) -> &[u32] {
+        &self.credited
     }
 
     /// Refuses an input built for another pool (a never-built one fits all).

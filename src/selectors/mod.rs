@@ -15,6 +15,9 @@ use crate::selector::Selector;
 /// reports per candidate.
 pub(crate) mod cache_hits;
 
+/// The cost mode's validated knobs, which a `Request` can carry too.
+pub(crate) mod tuning;
+
 /// Calls `$then!` with `($($args)*)` and then the list of built-in modes, one
 /// entry each: its doc line, its type and module, its canonical name, then the
 /// other spellings `Mode`'s `FromStr` accepts (all in canonical form: lower
@@ -35,6 +38,8 @@ macro_rules! builtins {
             DeviceAware(device_aware) "device-aware" | "deviceaware" | "device-aware-weighted";
             /// [`Affinity`](crate::Affinity): consistent hashing with bounded loads.
             Affinity(affinity) "affinity" | "consistent-hash" | "bounded-load";
+            /// [`Cost`](crate::Cost): load less weighted cache credit, minimum or softmax.
+            Cost(cost) "cost" | "kv-cost" | "cache-cost";
         }
     };
 }
@@ -79,6 +84,8 @@ macro_rules! declare {
     };
 }
 builtins!(declare);
+
+pub use tuning::{CreditWeight, Temperature};
 
 /// How a built-in is made from its parameters. Parameters are whole numbers,
 /// read by canonical name; which ones a mode takes is part of the mode, so its

@@ -14,6 +14,7 @@
 
 pub(crate) mod counters;
 pub(crate) mod keys;
+mod phased;
 mod raise;
 pub(crate) mod scores;
 pub(crate) mod summary;

@@ -1,0 +1,419 @@
+//! The cost rule against an oracle written from its definition, the sparse
+//! `T = 0` path against the reference pass, and the softmax's distribution
+//! against its formula.
+
+use super::pass::{self, Rule};
+use crate::selectors::tuning::{CreditWeight, Temperature};
+use super::Cost;
+use crate::candidates::Candidates;
+use crate::context::{Context, Intent};
+use crate::pool::Pool;
+use crate::request::Request;
+use crate::rng::Rng;
+use crate::selector::Choice;
+use crate::selectors::cache_hits::CacheHits;
+use crate::Selector;
+use proptest::prelude::*;
+
+/// What the oracle and the passes see: per worker its load, credit,
+/// health, reported load and candidacy.
+#[derive(Clone, Debug)]
+struct Fleet {
+    loads: Vec<u32>,
+    credits: Vec<u32>,
+    sick: Vec<bool>,
+    reported: Vec<u32>,
+    admitted: Vec<bool>,
+}
+
+fn pool_of(f: &Fleet) -> Pool<u32> {
+    let pool = Pool::from_workers(0..f.loads.len() as u32).unwrap();
+    for (w, &load) in f.loads.iter().enumerate() {
+        let w = w as u32;
+        let booked = load - f.reported[w as usize];
+        if booked > 0 {
+            core::mem::forget(pool.reserve_worker(&w, booked).unwrap());
+        }
+        if f.reported[w as usize] > 0 {
+            assert!(pool.report_load(&w, f.reported[w as usize]));
+        }
+        if f.sick[w as usize] {
+            pool.set_healthy(&w, false).unwrap();
+        }
+    }
+    pool
+}
+
+/// Runs `f` on a context over `pool` for `req`.
+fn with_cx<R>(pool: &Pool<u32>, req: &Request<'_>, rng: &mut Rng, f: impl FnOnce(&mut Context<'_>) -> R) -> R {
+    let snap = pool.snapshot();
+    let candidates = Candidates::of(&snap.view, pool.id, req).unwrap();
+    let mut cx = Context::new(
+        &snap.view,
+        (&pool.slots.counters, &pool.reported),
+        candidates,
+        rng,
+        Intent::Select,
+        req,
+        pool.backend,
+    );
+    f(&mut cx)
+}
+
+fn slot_of(c: Option<Choice<'_>>) -> Option<u32> {
+    c.map(|c| c.slot.index())
+}
+
+/// The oracle's keys: `None` for a worker the pick may not return, else
+/// (unhealthy, 1000·load − α·credit), loads as the pool counts them.
+fn oracle_keys(pool: &Pool<u32>, f: &Fleet, weight: u32, busy: Option<u32>) -> Vec<Option<(bool, i64)>> {
+    (0..f.loads.len())
+        .map(|w| {
+            if !f.admitted[w] || busy.is_some_and(|b| f.reported[w] > b) {
+                return None;
+            }
+            let load = pool.in_flight(&(w as u32)).unwrap() as i64
+                + i64::from(f.reported[w])
+                + if f.sick[w] { i64::from(crate::UNHEALTHY_LOAD) } else { 0 };
+            Some((f.sick[w], 1000 * load - i64::from(weight) * i64::from(f.credits[w])))
+        })
+        .collect()
+}
+
+fn fleet(max_n: usize, sick: bool) -> impl Strategy<Value = Fleet> {
+    (1..=max_n).prop_flat_map(move |n| {
+        (
+            proptest::collection::vec(0u32..6, n),
+            proptest::collection::vec(prop_oneof![3 => Just(0u32), 1 => 0u32..8], n),
+            proptest::collection::vec(proptest::bool::weighted(if sick { 0.3 } else { 0.0 }), n),
+            proptest::collection::vec(prop_oneof![3 => Just(0u32), 1 => 0u32..4], n),
+            proptest::collection::vec(proptest::bool::weighted(0.8), n),
+        )
+            .prop_map(|(booked, credits, sick, reported, admitted)| Fleet {
+                loads: booked.iter().zip(&reported).map(|(b, r)| b + r).collect(),
+                credits,
+                sick,
+                reported,
+                admitted,
+            })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// The reference pass returns a candidate at the oracle's least key.
+    #[test]
+    fn minimum_is_the_least_key(f in fleet(24, true), weight in 0u32..3000, busy in proptest::option::of(0u32..3), seed: u64) {
+        let pool = pool_of(&f);
+        let hits = CacheHits::build(&pool, 8, |w| f.credits[*w as usize]);
+        let mask = pool.eligibility(|w| f.admitted[*w as usize]);
+        let req = Request::new().cache_hits(&hits).eligible(&mask);
+        let keys = oracle_keys(&pool, &f, weight, busy);
+        let least = keys.iter().flatten().min().copied();
+        let mut sel = Cost::new().with_weight(CreditWeight::from_milli(weight).unwrap());
+        if let Some(b) = busy { sel = sel.with_busy_threshold(b); }
+        let got = with_cx(&pool, &req, &mut Rng::with_seed(seed), |cx| slot_of(sel.choose(cx)));
+        match least {
+            None => prop_assert_eq!(got, None),
+            Some(least) => prop_assert_eq!(keys[got.unwrap() as usize], Some(least)),
+        }
+    }
+
+    /// The sparse path, when it answers, answers with the reference's least
+    /// cost (whole set and masked, few workers credited).
+    #[test]
+    fn sparse_matches_reference(f in fleet(64, false), weight in 0u32..3000, masked: bool, seed: u64) {
+        let pool = pool_of(&f);
+        let hits = CacheHits::build(&pool, 8, |w| f.credits[*w as usize]);
+        let mask = pool.eligibility(|w| !masked || f.admitted[*w as usize]);
+        let req = Request::new().cache_hits(&hits).eligible(&mask);
+        let rule = Rule { weight: CreditWeight::from_milli(weight).unwrap(), busy: None, health: false };
+        let mut rng = Rng::with_seed(seed);
+        let sparse = with_cx(&pool, &req, &mut rng, |cx| pass::minimum_sparse(cx, rule).map(slot_of));
+        let reference = with_cx(&pool, &req, &mut rng, |cx| slot_of(pass::minimum(cx, rule)));
+        if let Some(sparse) = sparse {
+            let f = Fleet { admitted: (0..f.loads.len()).map(|w| !masked || f.admitted[w]).collect(), ..f };
+            let keys = oracle_keys(&pool, &f, weight, None);
+            prop_assert_eq!(sparse.map(|s| keys[s as usize]), reference.map(|s| keys[s as usize]));
+        }
+    }
+
+    /// At `T > 0` every answer is in the best tier and not busy.
+    #[test]
+    fn softmax_stays_in_the_best_tier(f in fleet(24, true), busy in proptest::option::of(0u32..3), seed: u64) {
+        let pool = pool_of(&f);
+        let hits = CacheHits::build(&pool, 8, |w| f.credits[*w as usize]);
+        let mask = pool.eligibility(|w| f.admitted[*w as usize]);
+        let req = Request::new().cache_hits(&hits).eligible(&mask);
+        let keys = oracle_keys(&pool, &f, 1000, busy);
+        let tier = keys.iter().flatten().map(|k| k.0).min();
+        let mut sel = Cost::new().with_temperature(Temperature::new(0.7).unwrap());
+        if let Some(b) = busy { sel = sel.with_busy_threshold(b); }
+        let got = with_cx(&pool, &req, &mut Rng::with_seed(seed), |cx| slot_of(sel.choose(cx)));
+        prop_assert_eq!(got.map(|s| keys[s as usize].map(|k| k.0)), tier.map(Some));
+    }
+}
+
+#[test]
+fn credit_outweighs_load_and_sickness_outweighs_credit() {
+    let pool = Pool::from_workers(0u32..3).unwrap();
+    let _l = pool.reserve_worker(&1, 10).unwrap();
+    let hits = CacheHits::build(&pool, 64, |w| if *w == 1 { 64 } else { 0 });
+    let req = Request::new().cache_hits(&hits);
+    assert_eq!(pool.select_with(&Cost::new(), &req).unwrap(), 1);
+    // α = 0: the least loaded, 0 or 2.
+    let zero = Cost::new().with_weight(CreditWeight::from_milli(0).unwrap());
+    assert_ne!(pool.select_with(&zero, &req).unwrap(), 1);
+    // A huge credit does not make an unhealthy worker win over a healthy one.
+    let huge = CacheHits::build(&pool, 64, |w| if *w == 1 { u32::MAX } else { 0 });
+    let max = Cost::new().with_weight(CreditWeight::from_milli(CreditWeight::MAX_MILLI).unwrap());
+    pool.set_healthy(&1, false).unwrap();
+    let req = Request::new().cache_hits(&huge);
+    for _ in 0..50 {
+        assert_ne!(pool.select_with(&max, &req).unwrap(), 1);
+        let soft = max.with_temperature(Temperature::new(5.0).unwrap());
+        assert_ne!(pool.select_with(&soft, &req).unwrap(), 1);
+    }
+    // ... unless it is the only one left.
+    pool.set_healthy(&0, false).unwrap();
+    pool.set_healthy(&2, false).unwrap();
+    assert_eq!(pool.select_with(&max, &req).unwrap(), 1);
+}
+
+#[test]
+fn busy_workers_are_left_out() {
+    let pool = Pool::from_workers(0u32..3).unwrap();
+    pool.report_load(&0, 5);
+    pool.report_load(&1, 9);
+    pool.report_load(&2, 9);
+    let hits = CacheHits::build(&pool, 64, |w| if *w == 1 { 64 } else { 0 });
+    let req = Request::new().cache_hits(&hits);
+    let sel = Cost::new().with_busy_threshold(8);
+    for _ in 0..20 {
+        assert_eq!(pool.select_with(&sel, &req).unwrap(), 0);
+    }
+    let all_busy = Cost::new().with_busy_threshold(4);
+    assert_eq!(pool.select_with(&all_busy, &req), Err(crate::Error::NoAcceptableWorker));
+}
+
+#[test]
+fn reservations_book_the_minimum_and_stay_exact() {
+    // No credit: the cost mode is least-loaded, exact under repeated picks.
+    let pool = Pool::from_workers(0u32..4).unwrap();
+    let held: Vec<_> = (0..12).map(|_| pool.reserve(&Cost::new()).unwrap()).collect();
+    for w in 0..4 {
+        assert_eq!(pool.in_flight(&w), Some(3));
+    }
+    drop(held);
+    // Credit on 3 (α = 1, 2 blocks): it takes loads until it costs as much
+    // as the others, then all tie.
+    let hits = CacheHits::build(&pool, 8, |w| if *w == 3 { 2 } else { 0 });
+    let req = Request::new().cache_hits(&hits);
+    let held: Vec<_> = (0..2).map(|_| pool.reserve_with(&Cost::new(), &req).unwrap()).collect();
+    assert!(held.iter().all(|r| *r.worker() == 3));
+}
+
+/// The sample counts of `draws` picks per worker.
+fn counts(pool: &Pool<u32>, sel: &Cost, req: &Request<'_>, draws: u32) -> Vec<u32> {
+    let mut h = pool.handle_with_rng(Rng::with_seed(42));
+    let mut n = vec![0u32; pool.len()];
+    for _ in 0..draws {
+        n[*h.select_with(sel, req).unwrap() as usize] += 1;
+    }
+    n
+}
+
+fn chi_square(counts: &[u32], probs: &[f64], draws: u32) -> f64 {
+    counts
+        .iter()
+        .zip(probs)
+        .map(|(&n, &p)| {
+            let e = p * f64::from(draws);
+            (f64::from(n) - e).powi(2) / e
+        })
+        .sum()
+}
+
+#[test]
+fn softmax_samples_the_formula() {
+    let loads = [0u32, 2, 5, 9, 3, 7];
+    let credits = [0u32, 3, 1, 8, 0, 0];
+    let pool = Pool::from_workers(0..6u32).unwrap();
+    for (w, &l) in loads.iter().enumerate() {
+        if l > 0 {
+            core::mem::forget(pool.reserve_worker(&(w as u32), l).unwrap());
+        }
+    }
+    let hits = CacheHits::build(&pool, 8, |w| credits[*w as usize]);
+    let req = Request::new().cache_hits(&hits);
+    for t in [0.25, 1.0, 3.0] {
+        let sel = Cost::new().with_temperature(Temperature::new(t).unwrap());
+        let c: Vec<f64> = loads.iter().zip(&credits).map(|(&l, &o)| f64::from(l) - f64::from(o)).collect();
+        let (lo, hi) = c.iter().fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+        let w: Vec<f64> = c.iter().map(|x| (-(x - lo) / ((hi - lo) * t)).exp()).collect();
+        let sum: f64 = w.iter().sum();
+        let probs: Vec<f64> = w.iter().map(|x| x / sum).collect();
+        let draws = 60_000;
+        let n = counts(&pool, &sel, &req, draws);
+        let chi2 = chi_square(&n, &probs, draws);
+        // 5 degrees of freedom: p = 0.001 at 20.5.
+        assert!(chi2 < 20.5, "T = {t}: chi-square {chi2:.1}, counts {n:?}, expected {probs:?}");
+    }
+    // All costs equal: uniform.
+    let flat = CacheHits::build(&pool, 8, |w| loads[*w as usize]);
+    let req = Request::new().cache_hits(&flat);
+    let sel = Cost::new().with_temperature(Temperature::new(1.0).unwrap());
+    let n = counts(&pool, &sel, &req, 30_000);
+    let chi2 = chi_square(&n, &[1.0 / 6.0; 6], 30_000);
+    assert!(chi2 < 20.5, "uniform: chi-square {chi2:.1}, counts {n:?}");
+}
+
+#[test]
+fn minimum_ties_are_uniform() {
+    let pool = Pool::from_workers(0..8u32).unwrap();
+    // Costs: 0, 1 − 1 = 0, 2 − 2 = 0, 3 (no credit) ... four tie at 0.
+    for (w, l) in [(1u32, 1u32), (2, 2), (3, 3), (4, 1), (5, 1), (6, 1), (7, 1)] {
+        core::mem::forget(pool.reserve_worker(&w, l).unwrap());
+    }
+    let hits = CacheHits::build(&pool, 8, |w| match *w {
+        1 => 1,
+        2 => 2,
+        7 => 1,
+        _ => 0,
+    });
+    let req = Request::new().cache_hits(&hits);
+    let n = counts(&pool, &Cost::new(), &req, 40_000);
+    assert_eq!(n[3] + n[4] + n[5] + n[6], 0, "{n:?}");
+    let ties = [n[0], n[1], n[2], n[7]];
+    let chi2 = chi_square(&ties, &[0.25; 4], 40_000);
+    assert!(chi2 < 16.3, "chi-square {chi2:.1}: {ties:?}");
+}
+
+#[test]
+fn requests_override_the_mode() {
+    let pool = Pool::from_workers(0..2u32).unwrap();
+    let _l = pool.reserve_worker(&1, 4).unwrap();
+    let hits = CacheHits::build(&pool, 8, |w| if *w == 1 { 3 } else { 0 });
+    let req = Request::new().cache_hits(&hits);
+    assert_eq!(pool.select_with(&Cost::new(), &req).unwrap(), 0);
+    let heavy = req.credit_weight(CreditWeight::from_milli(1500).unwrap());
+    assert_eq!(pool.select_with(&Cost::new(), &heavy).unwrap(), 1);
+    // A request at T > 0 samples both; the mode's T = 0 never would.
+    let soft = req.temperature(Temperature::new(10.0).unwrap());
+    let n = counts(&pool, &Cost::new(), &soft, 2000);
+    assert!(n[0] > 0 && n[1] > 0, "{n:?}");
+}
+
+#[test]
+fn parameters_and_errors() {
+    use crate::{Mode, Params, Registry};
+    let reg = Registry::new();
+    assert_eq!(reg.resolve("kv-cost").unwrap().name(), "cost");
+    assert!(Mode::ALL.contains(&Mode::Cost));
+    assert_eq!(Mode::Cost.parameters(), ["credit-weight-milli", "temperature-milli", "busy-threshold"]);
+    let p: Params = "credit-weight-milli=2500, temperature-milli=500, busy-threshold=7".parse().unwrap();
+    assert!(reg.resolve_with("cost", &p).is_ok());
+    let bad: Params = "credit-weight-milli=1000001".parse().unwrap();
+    assert!(reg.resolve_with("cost", &bad).unwrap_err().to_string().contains("credit-weight-milli"));
+    assert!(Temperature::new(-0.5).is_err());
+    assert!(Temperature::new(f64::NAN).is_err());
+    assert!(Temperature::new(f64::INFINITY).is_err());
+    assert_eq!(Temperature::new(-0.0).unwrap(), Temperature::ZERO);
+    assert_eq!(Temperature::from_milli(250).get(), 0.25);
+}
+
+#[test]
+fn costs_are_exact_at_the_bounds() {
+    use crate::selectors::tuning::cost;
+    let max = CreditWeight::from_milli(CreditWeight::MAX_MILLI).unwrap();
+    assert_eq!(cost(u32::MAX, 0, max), 1000 * i64::from(u32::MAX));
+    assert_eq!(cost(0, u32::MAX, max), -1_000_000 * i64::from(u32::MAX));
+    assert!(cost(u32::MAX, 0, max) - cost(0, u32::MAX, max) < 1 << 53);
+}
+
+#[test]
+fn sparse_answers_when_few_are_credited() {
+    let pool = Pool::from_workers(0..64u32).unwrap();
+    for w in 0..64u32 {
+        core::mem::forget(pool.reserve_worker(&w, 2 + w % 3).unwrap());
+    }
+    let rule = Rule { weight: CreditWeight::ONE, busy: None, health: false };
+    let mut rng = Rng::with_seed(3);
+    let mut hits = CacheHits::new();
+    // 9 holds 4 blocks: cost 2 − 4 < 2, the least load.
+    hits.rebuild_sparse(&pool, 8, [(&9, 4), (&40, 1)]);
+    let req = Request::new().cache_hits(&hits);
+    let got = with_cx(&pool, &req, &mut rng, |cx| pass::minimum_sparse(cx, rule).map(slot_of));
+    assert_eq!(got, Some(Some(9)));
+    // 9 holds 1 block: 2 − 1 = 1, still below the least load 2.
+    hits.rebuild_sparse(&pool, 8, [(&9, 1)]);
+    let req = Request::new().cache_hits(&hits);
+    let got = with_cx(&pool, &req, &mut rng, |cx| pass::minimum_sparse(cx, rule).map(slot_of));
+    assert_eq!(got, Some(Some(9)));
+    // 10 (load 3) holds 1 block: ties with the uncredited at 2: the reference answers.
+    hits.rebuild_sparse(&pool, 8, [(&10, 1)]);
+    let req = Request::new().cache_hits(&hits);
+    let got = with_cx(&pool, &req, &mut rng, |cx| pass::minimum_sparse(cx, rule).map(slot_of));
+    assert_eq!(got, None);
+    // 11 (load 4) holds 1: above the least load, the scan's answer stands.
+    hits.rebuild_sparse(&pool, 8, [(&11, 1), (&11, 1)]);
+    assert_eq!(hits.credited(), [11]);
+    let req = Request::new().cache_hits(&hits);
+    let got = with_cx(&pool, &req, &mut rng, |cx| pass::minimum_sparse(cx, rule).map(slot_of)).unwrap().unwrap();
+    assert_eq!(pool.in_flight(&got), Some(2));
+}
+
+#[test]
+fn softmax_samples_the_formula_over_runs_of_candidates() {
+    // 70 candidates: pass 2 keeps sums of runs of 2, and pass 3 walks them.
+    let n = 70u32;
+    let pool = Pool::from_workers(0..n).unwrap();
+    for w in 0..n {
+        if w % 5 > 0 {
+            core::mem::forget(pool.reserve_worker(&w, w % 5).unwrap());
+        }
+    }
+    let hits = CacheHits::build(&pool, 8, |w| w % 3);
+    let req = Request::new().cache_hits(&hits);
+    let t = 0.6;
+    let c: Vec<f64> = (0..n).map(|w| f64::from(w % 5) - f64::from(w % 3)).collect();
+    let (lo, hi) = c.iter().fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    let w: Vec<f64> = c.iter().map(|x| (-(x - lo) / ((hi - lo) * t)).exp()).collect();
+    let sum: f64 = w.iter().sum();
+    let probs: Vec<f64> = w.iter().map(|x| x / sum).collect();
+    let draws = 100_000;
+    let sel = Cost::new().with_temperature(Temperature::new(t).unwrap());
+    let got = counts(&pool, &sel, &req, draws);
+    let chi2 = chi_square(&got, &probs, draws);
+    // 69 degrees of freedom: p = 0.001 at 111.1.
+    assert!(chi2 < 111.1, "chi-square {chi2:.1}: {got:?}");
+}
+
+#[test]
+fn exact_under_threads_without_releases() {
+    // 4 threads × 64 reservations over 8 idle workers, worker 3 credited 2
+    // blocks: every booking lands on a least cost, so the loads end with
+    // costs within one of each other (3 holds about 2 more than the rest).
+    let pool = Pool::from_workers(0..8u32).unwrap();
+    let hits = CacheHits::build(&pool, 8, |w| if *w == 3 { 2 } else { 0 });
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                let mut h = pool.handle();
+                let req = Request::new().cache_hits(&hits);
+                for _ in 0..64 {
+                    core::mem::forget(h.reserve_with(&Cost::new(), &req).unwrap());
+                }
+            });
+        }
+    });
+    let costs: Vec<i64> = (0..8u32)
+        .map(|w| i64::from(pool.in_flight(&w).unwrap()) - if w == 3 { 2 } else { 0 })
+        .collect();
+    let total: u32 = (0..8u32).map(|w| pool.in_flight(&w).unwrap()).sum();
+    assert_eq!(total, 256);
+    let (lo, hi) = (costs.iter().min().unwrap(), costs.iter().max().unwrap());
+    assert!(hi - lo <= 1, "costs {costs:?}");
+    assert_eq!(pool.stats().fallbacks, 0);
+}
