@@ -77,7 +77,7 @@ for workers in 8 1024; do
             out=$(mktemp)
             valgrind --tool=callgrind --cache-sim=no --collect-bus=yes --toggle-collect='*measure*' \
                 --callgrind-out-file="$out" "$bin" count "$side/$op/$workers" "$ops" >/dev/null 2>&1
-            line+=($(awk '/^summary:/ { print $2, $3 }' "$out"))
+            line+=($(awk '/^summary:/ { print $2, ($3 == "" ? 0 : $3) }' "$out"))
             rm -f "$out"
         done
         awk -v name="$op/$workers" -v ops="$ops" -v bi="${line[0]}" -v bg="${line[1]}" -v ti="${line[2]}" -v tg="${line[3]}" \
