@@ -16,9 +16,9 @@ fi
 echo "+ cargo clippy --workspace --bench gate -- -D warnings"
 cargo clippy --workspace --bench gate -- -D warnings
 
-echo "+ cargo bench -p workerpick-iai --bench gate -- --callgrind-metrics=ir"
+echo "+ cargo bench -p workerpick-iai --bench gate -- --callgrind-metrics=ir,ge"
 status=0
-cargo bench -p workerpick-iai --bench gate -- --callgrind-metrics=ir || status=$?
+cargo bench -p workerpick-iai --bench gate -- --callgrind-metrics=ir,ge || status=$?
 if [ "$status" -eq 3 ]; then
     echo "iai: FAILED: instruction count over budget (see 'Regressions:' above for the benchmarks)."
     echo "iai: if the cost is intended, run ci/iai-update.sh and commit iai/budgets.toml saying why."

@@ -272,8 +272,14 @@ impl<'a> Context<'a> {
             if let Some(summary) = self.counters.summary()
                 && !self.masked
                 && counters.len() >= SUMMARISED_LANES
-                && let Some((index, min)) =
-                    scan::least_summarised(self.backend, summary, self.counters, counters, lanes, self.rng)
+                && let Some((index, min)) = scan::least_summarised(
+                    self.backend,
+                    summary.for_pick(),
+                    self.counters,
+                    counters,
+                    lanes,
+                    self.rng,
+                )
             {
                 return Some((Slot::new(index), min));
             }

@@ -191,9 +191,19 @@
 /// instead (`scan/blocks.rs`). Smaller sets, masked picks and a pick that
 /// cannot settle (below) scan flat. A pool built with a smaller limit keeps
 /// no bounds: its release tests one pool constant, and so does its
-/// least-loaded pick. What the bounds cost a release of a pool that keeps
-/// them: one load of the block's bound and a predicted branch (about 8
-/// instructions in the callgrind gate; within run-to-run noise in time).
+/// least-loaded pick. The bounds are *armed* by the first pick that reads
+/// them (`Summary::for_pick`, a `SeqCst` store before any raise); until then
+/// every bound is still 0 and a release loads one flag (`SeqCst`, after its
+/// decrement) and stops. So a default pool that only ever takes random,
+/// round-robin or power-of-two picks, or stays under 1 024 workers, pays one
+/// load and a branch per release, on a line the release reads anyway
+/// (see [`performance`](super::performance)). Why the flag is enough: a raise
+/// whose second look missed a decrement precedes that release's load of the
+/// flag in the `SeqCst` order, and the raiser armed before it raised, so the
+/// release sees the flag set and lowers as below; the loom model
+/// `summary_arming` fails when a pick raises without arming. Once armed, a
+/// release pays one load of the block's bound and one of the floor, and a
+/// predicted branch each.
 ///
 /// **Invariant.** Outside the window of an operation that is lowering a
 /// counter (between its decrement and its bound update) or raising a bound
@@ -721,7 +731,7 @@
 /// | CAS bookings race releases; least-loaded exact without releases | loom `cas_races`, tests `threads` |
 /// | a stale pick never charges another worker; reuse after last release | loom `stale_pick`, tests `churn` and `stress` |
 /// | growth loses no decrement | loom `growth`, tests `churn` |
-/// | per-block bounds stay below the counters; summarised picks exact, uniform, honour holes | loom `summary` (`summary_race`, `summary_bookings`, `summary_growth`, `summary_floor_growth`), tests `summarised` |
+/// | per-block bounds stay below the counters; summarised picks exact, uniform, honour holes; a release before the bounds are armed skips nothing a raise needs | loom `summary` (`summary_race`, `summary_bookings`, `summary_growth`, `summary_floor_growth`, `summary_arming`), tests `summarised` |
 /// | a retarget moves one booking | loom `retarget`, tests `accounting` |
 /// | capacity, health and drain changes racing picks leak no count; marked or draining workers are not picked | loom `fleet`, tests `fleet`, fuzz `ops` |
 /// | weighted shares, smoothness, exact weighted least-loaded | tests `fleet`, unit tests in `weights`, weighted `scan` tests |
@@ -741,7 +751,7 @@
 /// | owned reservations release once, keep storage alive | tests `owned`, `hold`, `route`; Miri over `owned` |
 /// | AVX-512 kernels equal scalar | `ci/avx512.sh` (instruction emulator, unmapped-page tails) |
 /// | NEON kernels equal scalar | `ci/aarch64.sh` (unit and stress tests under `qemu-aarch64`) |
-/// | the cost of each hot path, `&dyn` included | the callgrind gate (`ci/iai.sh`, budgets in `iai/budgets.toml`) |
+/// | the cost of each hot path, `&dyn` included, in instructions and in locked instructions | the callgrind gate (`ci/iai.sh`, budgets in `iai/budgets.toml`); against the pinned baseline, `ci/baseline-compare.sh` |
 ///
 /// # Repository layout
 /// The library is the root package; `cargo test` and `cargo build` at the
@@ -753,6 +763,56 @@
 /// the fuzz targets (`fuzz/`) are crates of their own, outside the workspace,
 /// so their dependencies never enter the library's build.
 pub mod design {}
+
+/// What a plain pick costs, where it went, and what keeps it from drifting.
+///
+/// # Never slower than before
+/// A pool that uses none of weights, health, reports, slow start or draining
+/// must cost what the crate did before those existed: commit 97b26ce is the
+/// pinned baseline. `ci/baseline-compare.sh` links that commit and the tree
+/// into one program (the baseline's package renamed, so cargo links both) and
+/// runs the plain-pool operations through a cached handle, reading the
+/// worker: interleaved in time (median of per-round ratios), or with
+/// `--counts` under callgrind, instructions (`Ir`) and locked instructions
+/// (`Ge`) per operation of each side.
+///
+/// # Where the nanoseconds went (97b26ce to 7b24bfd)
+/// Measured with `--counts`, so exact and host-independent:
+/// - Locked instructions per operation did not change: 0 per random select,
+///   1 per round-robin select (the cursor), 2 per random, power-of-two or
+///   least-loaded reserve + release (the booking and the release), 3 for
+///   round-robin. No `mfence` and no `xchg` on any of these paths (checked in
+///   the disassembly); the raise of a bound fences, but raises are rare.
+/// - The release of every pool with room for 1 024 workers (the default
+///   pool among them) gained a `SeqCst` load of its block's bound and one of
+///   the floor, on two more cache lines, right after the locked decrement
+///   (which already orders them): the per-block bounds, kept since they were
+///   made the default's. That was the largest single cost, and arming
+///   (see [`design`](super::design), *Summarised least-loaded*) removes it
+///   where no summarised pick runs.
+/// - The rest is the features' checks on every pick: the weights of the set,
+///   the pool-wide count of unhealthy workers, whether the set is dense (a
+///   draining worker), reported load and slow start (a load and a predicted
+///   branch each, on lines of the pool or the snapshot already in cache).
+///   What is left per operation is in `ci/baseline-compare.sh --counts`.
+///
+/// # Why the gate counts locked instructions
+/// `Ir` does not weigh a lock or a fence: one more `fetch_add` per reserve is
+/// about one instruction in a hundred, and on hosts where an uncontended
+/// locked instruction costs ~5 ns, as much time as a whole random pick. The
+/// callgrind gate therefore runs with `--collect-bus=yes` and holds each
+/// benchmark's global bus events (`EventKind::Ge`, callgrind's count of
+/// executed locked instructions) under a budget of its own, 1 % above the
+/// measured count: less than one more per operation, so one more per
+/// operation fails it even where the instruction budget would let it pass.
+/// Counts are exact run to run, so this holds on a shared 2-core machine
+/// where timing does not: a timed comparison against the baseline there moved
+/// by tens of percent between runs, more than the 5 % it would have to
+/// judge. What `Ge` does not count: fences (`mfence`, and the `lock or` on
+/// the stack that LLVM emits for an idempotent read-modify-write are both
+/// left out by valgrind), and loads (a dependent miss weighs nothing in
+/// `Ir` either). Those need the disassembly or a timed run.
+pub mod performance {}
 
 /// What this crate does not do, and the edges of what it does.
 ///

@@ -20,6 +20,12 @@
 //!   the next pick. This fails when a pick trusts a floor raised over fewer
 //!   blocks than its own (`Floor::covers` always true): the floor says 1 and
 //!   the try takes a worker at 1.
+//! - `summary_arming`: the pool's first summarised pick, which arms the
+//!   bounds (until then a release reads one flag and stops), races a
+//!   release. Once both are done, a pick sees the released worker. This
+//!   fails when the pick does not arm before it raises (`Summary::for_pick`
+//!   returning the summary unarmed): the release skips the lowering its
+//!   bound needs.
 #![cfg(loom)]
 
 use loom::sync::Arc;
@@ -139,6 +145,35 @@ fn summary_floor_growth() {
             pool.select(&LeastLoaded::new()).unwrap(),
             8,
             "the new worker was hidden by a floor raised over fewer blocks"
+        );
+        drop(held);
+    });
+}
+
+#[test]
+fn summary_arming() {
+    model("summary_arming", || {
+        // No summarised pick yet: the bounds are unarmed (and all 0).
+        let pool = std::sync::Arc::new(Pool::from_workers(0u32..8).unwrap());
+        // Everyone at 2; worker 0's load is the one released below.
+        let lowered = pool.owned_handle().reserve_worker(&0, 2).unwrap();
+        let held: Vec<_> = (1..8).map(|w| pool.reserve_worker(&w, 2).unwrap()).collect();
+        // Worker 0 to 0, the only one below 2.
+        let releaser = thread::spawn(move || drop(lowered));
+        let raiser = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                // The first summarised pick: arms the bounds, then may raise
+                // worker 0's from 0 to 2.
+                pool.select(&LeastLoaded::new()).unwrap();
+            })
+        };
+        releaser.join().unwrap();
+        raiser.join().unwrap();
+        assert_eq!(
+            pool.select(&LeastLoaded::new()).unwrap(),
+            0,
+            "the released worker is hidden: the release skipped a raised bound"
         );
         drop(held);
     });

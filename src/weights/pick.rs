@@ -440,7 +440,10 @@ fn least_scored(
     n: usize,
     lanes: Option<&[u32]>,
 ) -> Option<(u32, u32)> {
-    let scores = counters.summary().and_then(Summary::scores)?;
+    let scores = counters
+        .summary()
+        .map(Summary::for_pick)
+        .and_then(Summary::scores)?;
     let scored = Scored {
         weighting: Weighting {
             scale: &scale.scale,
