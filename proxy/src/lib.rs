@@ -9,6 +9,7 @@
 pub mod front;
 pub mod load;
 pub mod route;
+pub mod serve;
 pub mod server;
 pub mod upstream;
 
