@@ -10,6 +10,6 @@ cargo test --all-features --test registry --test reported
 # The response-lifetime wrappers and the tower integration (feature-gated; no runtime).
 cargo test --all-features --test hold --test route
 cargo test --all-features --doc
-# The proxy example's integration test: real loopback sockets, every mode (~5 s once built).
+# The proxy's integration tests: real loopback sockets, every mode, and `serve` as a binary (~6 s once built).
 cargo test -p workerpick-proxy --release
 cargo test -p workerpick-sim

@@ -179,7 +179,7 @@ impl Shared {
     /// The Prometheus text exposition of every upstream's counters.
     fn metrics(&self) -> String {
         let mut out = String::new();
-        let families: [(&str, &str, &str, &dyn Fn(&Authority, &Stats) -> u64); 5] = [
+        let families: [(&str, &str, &str, &Reading); 5] = [
             (
                 "workerpick_upstream_in_flight",
                 "gauge",
@@ -226,6 +226,9 @@ impl Shared {
         out
     }
 }
+
+/// How a metric family reads one upstream's value.
+type Reading<'a> = dyn Fn(&Authority, &Stats) -> u64 + 'a;
 
 type ProxyRoute = HyperRoute<Authority, Watching, dyn workerpick::Selector, OnBodyEnd>;
 type Proxied = <ProxyRoute as hyper::service::Service<Request<Incoming>>>::Response;
