@@ -4,11 +4,13 @@
 //! service ([`route`]: workerpick's `Route` in any mode, or tower's p2c behind
 //! a `Buffer`), and drives itself with a bounded load generator ([`load`]).
 //! [`measure`] runs one mode and reports what the binary prints and what the
-//! integration test asserts.
+//! integration test asserts. [`serve`] is the other half: the proxy in front
+//! of upstreams of your own.
 
 pub mod front;
 pub mod load;
 pub mod route;
+pub mod serve;
 pub mod server;
 pub mod upstream;
 

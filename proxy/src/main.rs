@@ -4,6 +4,10 @@
 //!
 //!     cargo run -p workerpick-proxy --release -- [bench] [--requests N] [--concurrency C] [--tokens T]
 //!
+//! `serve` puts it in front of upstreams of your own instead (see `serve --help`):
+//!
+//!     workerpick-proxy serve --listen 0.0.0.0:8080 --upstream 10.0.0.1:8000 --upstream 10.0.0.2:8000=2
+//!
 //! Exits 0 when every request was answered and no load stayed booked, 1 when
 //! not, and 2 (with a one-line message) on arguments it cannot run.
 
@@ -11,6 +15,7 @@ use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 use std::time::Duration;
 use workerpick_proxy::load::Plan;
+use workerpick_proxy::serve::{self, Config, UpstreamSpec};
 use workerpick_proxy::upstream::Speed;
 use workerpick_proxy::{Fleet, MODES, Router, measure};
 
@@ -36,6 +41,42 @@ enum Command {
     /// Starts its own upstreams and drives every mode with a bounded load
     /// generator, beside tower's p2c and a direct connection (the default).
     Bench(Bench),
+    /// Serves outside traffic: forwards every request but `GET /metrics`
+    /// (Prometheus text) to the upstreams, until SIGTERM or ctrl-c.
+    Serve(Serve),
+}
+
+#[derive(Args, Debug)]
+struct Serve {
+    /// Where to listen (port 0: any free port; the address is printed).
+    #[arg(long, value_name = "ADDR")]
+    listen: std::net::SocketAddr,
+    /// An upstream, host:port, with its capacity weight after `=` (default 1); repeat for each.
+    #[arg(long = "upstream", value_name = "ADDR[=CAP]", required = true)]
+    upstreams: Vec<UpstreamSpec>,
+    /// The mode to route in: any name the registry knows (random, round-robin,
+    /// power-of-two, least-loaded, ...; a wrong name lists them all).
+    #[arg(long, value_name = "NAME", default_value = "least-loaded", value_parser = mode_name)]
+    mode: String,
+    /// Consecutive failures (5xx, connect or response errors) that eject an upstream.
+    #[arg(long, value_name = "N", default_value_t = 3,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    fail_after: u32,
+    /// How long an ejected upstream stays out, in ms.
+    #[arg(long, value_name = "MS", default_value_t = 5_000,
+          value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    eject_ms: u64,
+    /// On SIGTERM, how long requests in flight may take to finish, in ms.
+    #[arg(long, value_name = "MS", default_value_t = 30_000,
+          value_parser = clap::value_parser!(u64).range(0..=86_400_000))]
+    drain_ms: u64,
+}
+
+fn mode_name(name: &str) -> Result<String, String> {
+    workerpick::Registry::new()
+        .resolve(name)
+        .map(|_| name.to_string())
+        .map_err(|e| e.to_string())
 }
 
 #[derive(Args, Debug)]
@@ -78,6 +119,7 @@ fn main() -> ExitCode {
     };
     let bench = match cli.command {
         Some(Command::Bench(bench)) => bench,
+        Some(Command::Serve(serve)) => return run_serve(serve),
         None => cli.bench,
     };
     let runtime = match tokio::runtime::Runtime::new() {
@@ -90,6 +132,36 @@ fn main() -> ExitCode {
     match runtime.block_on(run(&bench)) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("workerpick-proxy: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_serve(serve: Serve) -> ExitCode {
+    let config = Config {
+        listen: serve.listen,
+        upstreams: serve.upstreams,
+        mode: serve.mode,
+        fail_after: serve.fail_after,
+        eject_for: Duration::from_millis(serve.eject_ms),
+        drain_for: Duration::from_millis(serve.drain_ms),
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("workerpick-proxy: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let served = runtime.block_on(serve::serve(config, |addr| {
+        use std::io::Write;
+        println!("listening on {addr}");
+        let _ = std::io::stdout().flush();
+    }));
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("workerpick-proxy: {e}");
             ExitCode::FAILURE

@@ -1,6 +1,7 @@
 //! The routing services the proxy can sit on: workerpick's [`Route`] over an
 //! `Arc<Pool<SocketAddr>>`, and `tower::balance::p2c` behind a `Buffer`.
-//! This is the part to copy into an axum or hyper service.
+//! (For a service of your own, the library's `hyper` feature has the same
+//! pieces: `service::Forward`, `HttpRoute` and `HyperRoute`; `serve` uses them.)
 
 use http::{Request, Response, Uri};
 use hyper::body::Incoming;

@@ -26,6 +26,46 @@
 //!   away from it while this one waits. An error from its `poll_ready` fails
 //!   this request and releases the booking.
 //!
+//! What `poll_ready` cannot promise: that the upstream will accept the
+//! request, that its connection will open, or that the load booked by `call`
+//! stays the lowest while the request waits. It is no back-pressure signal;
+//! a caller that must bound the work in flight does it before `call`
+//! (`tower::limit::ConcurrencyLimit` queues; a check of
+//! [`Pool::in_flight`](crate::Pool::in_flight) against a bound sheds), and
+//! the health mark ([`Pool::set_healthy`](crate::Pool::set_healthy)) is how
+//! a failing upstream stops receiving picks.
+//!
+//! # HTTP on hyper 1 (feature `hyper`)
+//! - [`HyperRoute`] serves a `Route` as a hyper service (`&self`): one per
+//!   connection, no allocation per request; pick errors answer 503 and
+//!   upstream failures 502 ([`error_response`]), all in one body type,
+//!   [`RouteBody`].
+//! - [`Forward`] sends a request to one `host:port` through hyper-util's
+//!   pooled client ([`http_client`]); [`ForwardTo`] names one per worker, and
+//!   [`HttpRoute`] is the whole routing service, a type you can name in a
+//!   struct or an axum state.
+//!
+//! ```no_run
+//! # #[cfg(feature = "hyper")]
+//! # async fn proxy() -> std::io::Result<()> {
+//! use hyper_util::rt::TokioIo;
+//! use std::sync::Arc;
+//! use workerpick::service::{HttpRoute, HyperRoute, http_client};
+//! use workerpick::{Pool, Registry};
+//!
+//! let upstreams = ["127.0.0.1:8081".parse().unwrap(), "127.0.0.1:8082".parse().unwrap()];
+//! let pool = Arc::new(Pool::from_workers(upstreams).unwrap());
+//! let mode = Registry::new().resolve("least-loaded").unwrap();
+//! let route: HttpRoute = HttpRoute::forward(&pool, mode, http_client());
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! loop {
+//!     let (stream, _) = listener.accept().await?;
+//!     let serve = HyperRoute::new(route.clone());
+//!     tokio::spawn(hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), serve));
+//! }
+//! # }
+//! ```
+//!
 //! # Membership
 //! - [`Upstreams`] maps the chosen worker to its inner service. A closure
 //!   `Fn(&W) -> S` works: membership is then the pool's own `insert`/`remove`,
@@ -76,13 +116,25 @@
 mod body;
 mod completion;
 mod discovered;
+#[cfg(feature = "hyper")]
+mod forward;
+#[cfg(feature = "hyper")]
+mod hyper_route;
 mod route;
+#[cfg(feature = "hyper")]
+mod route_body;
 mod upstreams;
 
 pub use body::ReservedBody;
 pub use completion::{Completion, OnBodyEnd, OnResponse};
 pub use discovered::{Discovered, Membership};
+#[cfg(feature = "hyper")]
+pub use forward::{Forward, ForwardFuture, ForwardTo, HttpClient, HttpRoute, http_client};
+#[cfg(feature = "hyper")]
+pub use hyper_route::{HyperFuture, HyperRoute};
 pub use route::{Route, RouteFuture};
+#[cfg(feature = "hyper")]
+pub use route_body::{RouteBody, error_response, error_status};
 pub use upstreams::Upstreams;
 
 /// The error type of [`Route`]'s responses, as in `tower`: a pick error

@@ -1,0 +1,348 @@
+//! `workerpick-proxy serve`: a reverse proxy for outside traffic over
+//! workerpick's `HttpRoute`, with a Prometheus `/metrics` page, health from
+//! failures (consecutive 5xx or connect errors eject an upstream for a
+//! while) and a graceful stop on SIGTERM or ctrl-c.
+
+use bytes::Bytes;
+use http::uri::Authority;
+use http::{Method, Request, Response, StatusCode};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
+use hyper_util::server::graceful::GracefulShutdown;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::fmt::Write as _;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use workerpick::service::{
+    BoxError, Forward, HttpClient, HyperRoute, OnBodyEnd, Route, Upstreams, http_client,
+};
+use workerpick::{Pool, Registry, WorkerInfo};
+
+/// One `--upstream`: `host:port`, optionally `=CAP` (its capacity weight).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpstreamSpec {
+    /// Where it listens.
+    pub authority: Authority,
+    /// Its capacity weight (1 unless given).
+    pub capacity: u32,
+}
+
+impl FromStr for UpstreamSpec {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (addr, capacity) = match s.split_once('=') {
+            Some((addr, cap)) => {
+                let cap = cap
+                    .parse()
+                    .map_err(|_| format!("capacity `{cap}` is not a whole number"))?;
+                if cap == 0 || cap > workerpick::MAX_CAPACITY {
+                    return Err(format!(
+                        "capacity {cap} is outside 1..={}",
+                        workerpick::MAX_CAPACITY
+                    ));
+                }
+                (addr, cap)
+            }
+            None => (s, 1),
+        };
+        let authority: Authority = addr
+            .parse()
+            .map_err(|e| format!("`{addr}` is not host:port ({e})"))?;
+        if authority.port_u16().is_none() || authority.as_str().contains('@') {
+            return Err(format!("`{addr}` needs host:port"));
+        }
+        Ok(Self { authority, capacity })
+    }
+}
+
+/// What `serve` runs.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Where it listens.
+    pub listen: SocketAddr,
+    /// The upstreams, each with its capacity.
+    pub upstreams: Vec<UpstreamSpec>,
+    /// The registry name of the mode it routes in.
+    pub mode: String,
+    /// Consecutive failures (5xx answers, connect or response errors) that
+    /// mark an upstream unhealthy.
+    pub fail_after: u32,
+    /// How long an unhealthy upstream stays out before it is tried again.
+    pub eject_for: Duration,
+    /// How long a stop waits for requests in flight before it closes them.
+    pub drain_for: Duration,
+}
+
+/// Per-upstream counters.
+#[derive(Debug, Default)]
+struct Stats {
+    picks: AtomicU64,
+    errors: AtomicU64,
+    consecutive: AtomicU32,
+    ejected: AtomicBool,
+    ejections: AtomicU64,
+}
+
+struct Shared {
+    pool: Arc<Pool<Authority>>,
+    client: HttpClient,
+    stats: HashMap<Authority, Stats>,
+    order: Vec<Authority>,
+    fail_after: u32,
+    eject_for: Duration,
+}
+
+/// The proxy's `Upstreams`: a `Forward` per pick, watched for failures.
+#[derive(Clone)]
+struct Watching(Arc<Shared>);
+
+impl Upstreams<Authority> for Watching {
+    type Service = Watched;
+
+    fn service(&self, worker: &Authority) -> Option<Watched> {
+        // Called once per pick: the pick counter.
+        self.0.stats.get(worker)?.picks.fetch_add(1, Ordering::Relaxed);
+        Some(Watched {
+            forward: Forward::new(self.0.client.clone(), worker.clone()),
+            shared: self.0.clone(),
+        })
+    }
+}
+
+/// One upstream's forwarding service, counting its failures.
+struct Watched {
+    forward: Forward,
+    shared: Arc<Shared>,
+}
+
+impl tower::Service<Request<Incoming>> for Watched {
+    type Response = Response<Incoming>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Incoming>, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.forward.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<Incoming>) -> Self::Future {
+        let sent = self.forward.call(request);
+        let shared = self.shared.clone();
+        let upstream = self.forward.authority().clone();
+        Box::pin(async move {
+            let answer = sent.await;
+            let failed = answer.as_ref().map_or(true, |r| r.status().is_server_error());
+            shared.record(&upstream, failed);
+            answer
+        })
+    }
+}
+
+impl Shared {
+    fn record(self: &Arc<Self>, upstream: &Authority, failed: bool) {
+        let Some(stats) = self.stats.get(upstream) else {
+            return;
+        };
+        if !failed {
+            stats.consecutive.store(0, Ordering::Relaxed);
+            return;
+        }
+        stats.errors.fetch_add(1, Ordering::Relaxed);
+        let run = stats.consecutive.fetch_add(1, Ordering::Relaxed) + 1;
+        if run < self.fail_after || stats.ejected.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        stats.ejections.fetch_add(1, Ordering::Relaxed);
+        let _ = self.pool.set_healthy(upstream, false);
+        let shared = self.clone();
+        let upstream = upstream.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(shared.eject_for).await;
+            if let Some(stats) = shared.stats.get(&upstream) {
+                stats.consecutive.store(0, Ordering::Relaxed);
+                let _ = shared.pool.set_healthy(&upstream, true);
+                // Pairs with the swap above: a failure after re-admission may eject again.
+                stats.ejected.store(false, Ordering::Release);
+            }
+        });
+    }
+
+    /// The Prometheus text exposition of every upstream's counters.
+    fn metrics(&self) -> String {
+        let mut out = String::new();
+        let families: [(&str, &str, &str, &Reading); 5] = [
+            (
+                "workerpick_upstream_in_flight",
+                "gauge",
+                "Requests in flight on the upstream (their load, booked until the response body ends).",
+                &|a, _| u64::from(self.pool.in_flight(a).unwrap_or(0)),
+            ),
+            (
+                "workerpick_upstream_picks_total",
+                "counter",
+                "Requests routed to the upstream.",
+                &|_, s| s.picks.load(Ordering::Relaxed),
+            ),
+            (
+                "workerpick_upstream_errors_total",
+                "counter",
+                "Requests the upstream failed: a 5xx answer, a connect or response error.",
+                &|_, s| s.errors.load(Ordering::Relaxed),
+            ),
+            (
+                "workerpick_upstream_healthy",
+                "gauge",
+                "1 while the upstream receives picks, 0 while ejected after consecutive failures.",
+                &|a, _| u64::from(self.pool.is_healthy(a).unwrap_or(false)),
+            ),
+            (
+                "workerpick_upstream_ejections_total",
+                "counter",
+                "Times the upstream was marked unhealthy.",
+                &|_, s| s.ejections.load(Ordering::Relaxed),
+            ),
+        ];
+        for (name, kind, help, value) in families {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+            for upstream in &self.order {
+                if let Some(stats) = self.stats.get(upstream) {
+                    let _ = writeln!(
+                        out,
+                        "{name}{{upstream=\"{upstream}\"}} {}",
+                        value(upstream, stats)
+                    );
+                }
+            }
+        }
+        out
+    }
+}
+
+/// How a metric family reads one upstream's value.
+type Reading<'a> = dyn Fn(&Authority, &Stats) -> u64 + 'a;
+
+type ProxyRoute = HyperRoute<Authority, Watching, dyn workerpick::Selector, OnBodyEnd>;
+type Proxied = <ProxyRoute as hyper::service::Service<Request<Incoming>>>::Response;
+
+/// One connection's service: `GET /metrics` answered here, the rest routed.
+struct Front {
+    route: ProxyRoute,
+    shared: Arc<Shared>,
+}
+
+impl hyper::service::Service<Request<Incoming>> for Front {
+    type Response = Proxied;
+    type Error = Infallible;
+    type Future = Answer<<ProxyRoute as hyper::service::Service<Request<Incoming>>>::Future>;
+
+    fn call(&self, request: Request<Incoming>) -> Self::Future {
+        if request.method() == Method::GET && request.uri().path() == "/metrics" {
+            let mut page = Response::new(workerpick::service::RouteBody::message(Bytes::from(
+                self.shared.metrics(),
+            )));
+            page.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("text/plain; version=0.0.4"),
+            );
+            *page.status_mut() = StatusCode::OK;
+            return Answer::Page(Some(page));
+        }
+        Answer::Routed(self.route.call(request))
+    }
+}
+
+/// A [`Front`] response: routed, or the metrics page.
+enum Answer<F> {
+    Routed(F),
+    Page(Option<Proxied>),
+}
+
+impl<F: Future<Output = Result<Proxied, Infallible>> + Unpin> Future for Answer<F> {
+    type Output = Result<Proxied, Infallible>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut *self {
+            Answer::Routed(routed) => Pin::new(routed).poll(cx),
+            Answer::Page(page) => match page.take() {
+                Some(page) => Poll::Ready(Ok(page)),
+                None => Poll::Pending, // polled after it completed: never again
+            },
+        }
+    }
+}
+
+/// Serves `config` until SIGTERM or ctrl-c, then stops accepting, lets the
+/// requests in flight finish (for at most `drain_for`) and returns. `ready`
+/// receives the bound address once connections are accepted.
+pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::Result<()> {
+    let selector = Registry::new()
+        .resolve(&config.mode)
+        .map_err(std::io::Error::other)?;
+    let pool = Arc::new(Pool::new());
+    for u in &config.upstreams {
+        pool.insert_with(u.authority.clone(), WorkerInfo::new().capacity(u.capacity))
+            .map_err(|e| std::io::Error::other(format!("upstream {}: {e}", u.authority)))?;
+    }
+    let shared = Arc::new(Shared {
+        pool: pool.clone(),
+        client: http_client(),
+        stats: config
+            .upstreams
+            .iter()
+            .map(|u| (u.authority.clone(), Stats::default()))
+            .collect(),
+        order: config.upstreams.iter().map(|u| u.authority.clone()).collect(),
+        fail_after: config.fail_after,
+        eject_for: config.eject_for,
+    });
+    let route = Route::new(&pool, selector, Watching(shared.clone())).until(OnBodyEnd);
+    let mut stop = std::pin::pin!(stop_signal()?);
+    let listener = TcpListener::bind(config.listen).await?;
+    ready(listener.local_addr()?);
+    let graceful = GracefulShutdown::new();
+    loop {
+        tokio::select! {
+            _ = &mut stop => break,
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let _ = stream.set_nodelay(true);
+                let front = Front { route: HyperRoute::new(route.clone()), shared: shared.clone() };
+                let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), front);
+                tokio::spawn(graceful.watch(connection));
+            }
+        }
+    }
+    drop(listener);
+    // Idle keep-alive connections close now; busy ones after their response.
+    if tokio::time::timeout(config.drain_for, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        eprintln!(
+            "workerpick-proxy: stopped with requests still in flight after {:?}",
+            config.drain_for
+        );
+    }
+    Ok(())
+}
+
+/// A future that ends at the first SIGTERM or ctrl-c (registered now, so a
+/// signal that arrives before it is polled is not lost).
+fn stop_signal() -> std::io::Result<impl Future<Output = ()>> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    })
+}

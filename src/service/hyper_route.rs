@@ -1,0 +1,105 @@
+use super::{BoxError, Route, RouteBody, error_response};
+use crate::selector::Selector;
+use core::cell::RefCell;
+use core::convert::Infallible;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use http::{Request, Response};
+use tower_service::Service;
+
+/// A [`Route`] as a hyper 1 service: hyper calls `&self`, a `Route` picks
+/// with `&mut self` (its handle's random state), so one `HyperRoute` serves
+/// one connection and borrows its route for the instant of each pick.
+///
+/// Make one per connection from a clone of a shared route (one small
+/// allocation per connection); a request then costs no allocation beyond
+/// hyper's and the inner service's. Pick and upstream errors become
+/// responses ([`error_response`]: 503 or 502), so the service never fails
+/// and the connection stays open.
+///
+/// It is `Send` but not `Sync`: hyper's connection task owns it, and the
+/// borrow never outlives a `call`, so it cannot be contended.
+///
+/// ```
+/// use http::Request;
+/// use hyper::service::Service;
+/// use std::sync::Arc;
+/// use std::task::{Context, Poll, Waker};
+/// use workerpick::service::{HttpRoute, HyperRoute, http_client};
+/// use workerpick::{Pool, Registry};
+///
+/// let pool = Arc::new(Pool::new()); // no upstreams yet
+/// let mode = Registry::new().resolve("least-loaded").unwrap();
+/// let route: HttpRoute<String> = HttpRoute::forward(&pool, mode, http_client());
+/// let per_connection = HyperRoute::new(route.clone());
+/// let mut answer = per_connection.call(Request::new(String::new()));
+/// let Poll::Ready(Ok(response)) = std::pin::Pin::new(&mut answer).poll(&mut Context::from_waker(Waker::noop())) else {
+///     panic!()
+/// };
+/// assert_eq!(response.status(), 503); // the empty pool, as a response
+/// ```
+pub struct HyperRoute<W, U, Sel: ?Sized = dyn Selector, C = super::OnBodyEnd> {
+    route: RefCell<Route<W, U, Sel, C>>,
+}
+
+impl<W, U, Sel: ?Sized, C> HyperRoute<W, U, Sel, C> {
+    /// Serves with `route` (give each connection its own clone).
+    pub fn new(route: Route<W, U, Sel, C>) -> Self {
+        Self {
+            route: RefCell::new(route),
+        }
+    }
+
+    /// The route back.
+    pub fn into_inner(self) -> Route<W, U, Sel, C> {
+        self.route.into_inner()
+    }
+}
+
+impl<W, U, Sel: ?Sized, C> core::fmt::Debug for HyperRoute<W, U, Sel, C> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("HyperRoute").finish_non_exhaustive()
+    }
+}
+
+impl<W, U, Sel, C, ReqB, B> hyper::service::Service<Request<ReqB>> for HyperRoute<W, U, Sel, C>
+where
+    Sel: ?Sized,
+    Route<W, U, Sel, C>: Service<Request<ReqB>, Response = Response<B>, Error = BoxError>,
+{
+    type Response = Response<RouteBody<B>>;
+    type Error = Infallible;
+    type Future = HyperFuture<<Route<W, U, Sel, C> as Service<Request<ReqB>>>::Future>;
+
+    fn call(&self, request: Request<ReqB>) -> Self::Future {
+        // `Route::poll_ready` is always ready (see the module docs), so it
+        // needs no waker and no wait: the pick happens in `call`.
+        HyperFuture {
+            inner: self.route.borrow_mut().call(request),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The response future of a [`HyperRoute`]: the route's own future, its
+    /// error turned into a response.
+    pub struct HyperFuture<F> {
+        #[pin]
+        inner: F,
+    }
+}
+
+impl<F, B> Future for HyperFuture<F>
+where
+    F: Future<Output = Result<Response<B>, BoxError>>,
+{
+    type Output = Result<Response<RouteBody<B>>, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Poll::Ready(Ok(match core::task::ready!(self.project().inner.poll(cx)) {
+            Ok(response) => response.map(RouteBody::upstream),
+            Err(e) => error_response(&e),
+        }))
+    }
+}

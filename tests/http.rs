@@ -1,0 +1,108 @@
+//! The `hyper` feature on loopback: an `HttpRoute` served by `HyperRoute`
+//! forwards to a real upstream (URI rewritten, path and query kept), holds
+//! the load until the body ends, and answers 503 with no workers and 502
+//! for an upstream that refuses connections.
+#![cfg(feature = "hyper")]
+
+use http::Request;
+use http_body::Body;
+use hyper::body::Incoming;
+use hyper::service::Service;
+use hyper_util::rt::TokioIo;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+use workerpick::service::{HttpRoute, HyperRoute, http_client};
+use workerpick::{Pool, Registry};
+
+/// An upstream on 127.0.0.1 that answers with the path and query it received.
+async fn echo() -> http::uri::Authority {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let answer = hyper::service::service_fn(|req: Request<Incoming>| async move {
+                let seen = req.uri().path_and_query().map_or("", |p| p.as_str()).to_string();
+                Ok::<_, Infallible>(http::Response::new(seen))
+            });
+            tokio::spawn(
+                hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), answer),
+            );
+        }
+    });
+    addr.to_string().parse().unwrap()
+}
+
+async fn body_text<B: Body<Error: std::fmt::Debug> + Unpin>(body: B) -> String
+where
+    B::Data: AsRef<[u8]>,
+{
+    let mut body = std::pin::pin!(body);
+    let mut text = Vec::new();
+    while let Some(frame) = std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)).await {
+        if let Ok(data) = frame.unwrap().into_data() {
+            text.extend_from_slice(data.as_ref());
+        }
+    }
+    String::from_utf8(text).unwrap()
+}
+
+#[tokio::test]
+async fn forwards_holds_load_until_the_body_ends_and_maps_errors() {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        let up = echo().await;
+        let pool = Arc::new(Pool::from_workers([up.clone()]).unwrap());
+        let route: HttpRoute<String> = HttpRoute::forward(
+            &pool,
+            Registry::new().resolve("least-loaded").unwrap(),
+            http_client(),
+        );
+        let front = HyperRoute::new(route.clone());
+
+        let response = front
+            .call(
+                Request::get("http://front.example/a/b?x=1")
+                    .body(String::new())
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(pool.in_flight(&up), Some(1)); // held by the body
+        assert_eq!(body_text(response.into_body()).await, "/a/b?x=1");
+        assert_eq!(pool.in_flight(&up), Some(0));
+
+        // A refusing upstream: 502, and its load released.
+        let refused = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let refused: http::uri::Authority = refused.to_string().parse().unwrap();
+        pool.remove(&up).unwrap();
+        pool.insert(refused.clone()).unwrap();
+        let response = front.call(Request::new(String::new())).await.unwrap();
+        assert_eq!(response.status(), 502);
+        assert!(
+            body_text(response.into_body())
+                .await
+                .starts_with("upstream failed: ")
+        );
+        assert_eq!(pool.in_flight(&refused), Some(0));
+
+        // No workers: 503.
+        pool.remove(&refused).unwrap();
+        let response = front.call(Request::new(String::new())).await.unwrap();
+        assert_eq!(response.status(), 503);
+        assert!(
+            body_text(response.into_body())
+                .await
+                .starts_with("no upstream available: ")
+        );
+    })
+    .await
+    .unwrap();
+}
