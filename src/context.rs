@@ -137,7 +137,12 @@ impl<'a> Context<'a> {
     /// The error for "no candidate".
     pub(crate) fn empty_error(&self) -> Error {
         if self.set.members.is_empty() {
-            Error::NoWorkers
+            // Draining workers stay in the set but are no candidates.
+            if self.set.draining.is_empty() {
+                Error::NoWorkers
+            } else {
+                Error::AllDraining
+            }
         } else {
             Error::NoEligibleWorker
         }

@@ -389,3 +389,25 @@ fn slow_start_keeps_least_loaded_off_a_cold_worker() {
     assert_eq!(pool.in_flight(&2), Some(8), "{:?}", pool.loads());
     drop(held);
 }
+
+#[test]
+fn an_all_draining_pool_says_so_not_that_it_is_empty() {
+    let pool = Pool::from_workers(0..2u32).unwrap();
+    pool.drain(&0).unwrap();
+    pool.drain(&1).unwrap();
+    let rr = RoundRobin::new();
+    for selector in [&Random as &dyn Selector, &rr, &PowerOfTwo, &LeastLoaded] {
+        let err = pool.select(selector).unwrap_err();
+        assert_eq!(err, Error::AllDraining, "{}", selector.name());
+        assert!(!err.to_string().contains("empty"), "{err}");
+        assert!(err.to_string().contains("resume"), "{err}");
+        assert_eq!(pool.reserve(selector).err(), Some(Error::AllDraining));
+    }
+    // A mask over the draining workers says the same.
+    let mask = pool.eligibility(|_| true);
+    let req = Request::new().eligible(&mask);
+    assert_eq!(pool.select_with(&LeastLoaded, &req), Err(Error::AllDraining));
+    pool.resume(&1).unwrap();
+    assert_eq!(pool.select(&LeastLoaded), Ok(1));
+    assert_eq!(Pool::<u32>::new().select(&Random), Err(Error::NoWorkers));
+}

@@ -920,9 +920,11 @@ impl Model {
         };
         let cands: Vec<u8> = cands.into_iter().filter(|k| !self.draining.contains(k)).collect();
         if cands.is_empty() {
-            // With every member draining there are no workers to pick from.
-            Err(if self.members.iter().all(|(k, _)| self.draining.contains(k)) {
+            // With every member draining there are workers, none to pick from.
+            Err(if self.members.is_empty() {
                 Error::NoWorkers
+            } else if self.members.iter().all(|(k, _)| self.draining.contains(k)) {
+                Error::AllDraining
             } else {
                 Error::NoEligibleWorker
             })
