@@ -266,6 +266,18 @@ impl<'a> Context<'a> {
     /// [`UNHEALTHY_LOAD`](crate::UNHEALTHY_LOAD) in their load.
     #[inline(always)]
     pub fn least_loaded(&mut self) -> Option<(Slot<'a>, u32)> {
+        let found = self.least_scanned()?;
+        // Every candidate unhealthy, or a mark short of its penalty: see
+        // `fleet::pass_over`.
+        if self.health_any() && !self.healthy(found.0.index()) {
+            return self.least_unhealthy(found);
+        }
+        Some(found)
+    }
+
+    /// [`least_loaded`](Self::least_loaded) as the scan answers, health aside.
+    #[inline(always)]
+    fn least_scanned(&mut self) -> Option<(Slot<'a>, u32)> {
         if let Some(w) = self.weights() {
             return self.least_weighted(w);
         }

@@ -197,6 +197,12 @@ impl<'a> Context<'a> {
             self.weighted_pair(w)?
         };
         let (load_a, load_b) = (self.load(a), self.load(b));
+        // The penalty is not divided by capacity: health is compared apart
+        // (see `fleet::pass_over`).
+        if self.health_any() {
+            let (a, b) = ((a, load_a), (b, load_b));
+            return self.two_choices_with_health(a, b);
+        }
         let r = self.request().weight;
         let ra = Ratio::new(load_a, r, w.of(a.index()));
         Some(if Ratio::new(load_b, r, w.of(b.index())).lt(ra) {
@@ -213,7 +219,7 @@ impl<'a> Context<'a> {
     /// again, then replaced by a uniform candidate other than the first: the
     /// two are always distinct, as unweighted.
     #[inline(always)]
-    fn weighted_pair(&mut self, w: &Weights) -> Option<(Slot<'a>, Slot<'a>)> {
+    pub(crate) fn weighted_pair(&mut self, w: &Weights) -> Option<(Slot<'a>, Slot<'a>)> {
         let a = w.alias.pick(self.rng.next_u64())?;
         let mut b = w.alias.pick(self.rng.next_u64())?;
         if b == a {
