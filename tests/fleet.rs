@@ -567,6 +567,10 @@ fn a_mark_on_a_full_counter_is_kept_and_passes_the_worker_over_once_room_appears
         }
     }
     assert_eq!(pool.in_flight(&0), Some(0));
+    // Marking it again now adds the rest of the penalty: still passed over.
+    assert_eq!(pool.set_healthy(&0, false), Ok(false));
+    assert_eq!(*pool.reserve(&LeastLoaded).unwrap().worker(), 1);
+    assert_eq!(pool.in_flight(&0), Some(0));
     // Marking healthy again takes out exactly what the mark holds.
     assert_eq!(pool.set_healthy(&0, true), Ok(false));
     assert_eq!(pool.in_flight(&0), Some(0));

@@ -13,8 +13,11 @@
 //! the pool's views of its own bookings subtract it, and marking healthy takes
 //! out exactly what marking added. The mark itself never depends on room in
 //! the counter: a counter too full for the whole penalty takes what fits, the
-//! slot counts as short, and the rest is added once room appears (the load-aware
-//! picks check their answer's mark meanwhile: `fleet::pass_over`). Transitions
+//! slot counts as short, and marking it again adds what fits of the rest (the
+//! load-aware picks check their answer's mark meanwhile, so a short mark is
+//! passed over all the same: `fleet::pass_over`). A pick never takes the
+//! report lock to top a mark up: the picks would then change the counters
+//! behind the writers' backs. Transitions
 //! hold the report lock (they change the counter's non-booked part, as reports
 //! do); marking a worker that is already marked is one load and returns.
 
@@ -140,16 +143,6 @@ impl Health {
                 }
                 Err(now) => seen = now,
             }
-        }
-    }
-
-    /// Tops up every short mark below `lanes`. The caller holds the report lock.
-    pub(crate) fn top_up_all(&self, counters: &Counters, lanes: usize) {
-        for slot in 0..lanes as u32 {
-            if !self.any_short() {
-                return;
-            }
-            self.top_up(counters, slot);
         }
     }
 

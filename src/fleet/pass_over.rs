@@ -30,14 +30,6 @@ impl<'a> Context<'a> {
         load.saturating_sub(self.reports.health.penalty(slot))
     }
 
-    /// Restores the penalty that short marks lack where the counters have
-    /// room again, so that later picks pass them over in the scan again.
-    fn top_up_short_marks(&self) {
-        if self.reports.health.any_short() {
-            self.reports.try_top_up(self.counters, self.set.scan_len());
-        }
-    }
-
     /// Whether some candidate of this pick is healthy: at once when fewer
     /// slots are marked than there are candidates, else one pass.
     pub(crate) fn any_healthy_candidate(&self) -> bool {
@@ -74,7 +66,6 @@ impl<'a> Context<'a> {
         chosen: (Slot<'a>, u32),
         other: (Slot<'a>, u32),
     ) -> Option<Choice<'a>> {
-        self.top_up_short_marks();
         if self.healthy(other.0.index()) {
             return Some(Choice::validated(other.0, other.1));
         }
@@ -142,7 +133,6 @@ impl<'a> Context<'a> {
     #[cold]
     #[inline(never)]
     pub(crate) fn least_unhealthy(&mut self, found: (Slot<'a>, u32)) -> Option<(Slot<'a>, u32)> {
-        self.top_up_short_marks();
         if self.weights().is_none() && !self.reports.health.any_short() && !self.any_healthy_candidate() {
             return Some(found);
         }

@@ -144,17 +144,6 @@ impl Reported {
             .store(state.due().map_or(u64::MAX, |at| self.nanos(at)), Relaxed);
     }
 
-    /// Adds what fits of the penalties that marks below `lanes` lack, unless a
-    /// writer holds the report lock (a pick calls this: it never waits).
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn try_top_up(&self, counters: &Counters, lanes: usize) {
-        // A poisoned lock is left to the writers, which recover it.
-        if let Ok(_held) = self.state.try_lock() {
-            self.health.top_up_all(counters, lanes);
-        }
-    }
-
     /// The report lock, for a change to the counters' non-booked part other
     /// than a report (health): marks the pool as using it first, as `with` does.
     pub(crate) fn lock_for_change(&self) -> impl Sized + '_ {
