@@ -1,13 +1,13 @@
 //! Health, without a new snapshot: an unhealthy worker's counter carries
-//! [`UNHEALTHY_LOAD`] more load, so every load-aware pick (the SIMD scan, the
-//! two-choice comparison, custom selectors reading `Context::load`) passes it
-//! over in the pass it already makes, and the pick paths pay nothing. Random
-//! and round-robin, which read no load, check a worker's mark only while some
-//! worker is marked (one load of a pool-wide count otherwise).
+//! [`UNHEALTHY_LOAD`] more load, so the SIMD scan, the two-choice comparison
+//! and custom selectors reading `Context::load` pass it over in the pass they
+//! already make. Every built-in mode checks its answer's mark only while some
+//! worker is marked (one load of a pool-wide count otherwise), and answers
+//! exactly when the penalty did not keep it off (`fleet::pass_over`).
 //!
 //! When every candidate is unhealthy, picks go to all of them as if none were
-//! (the least loaded among them, for load-aware modes): Envoy's panic routing,
-//! the choice that keeps serving when the health signal is what failed.
+//! (by own load, for load-aware modes): Envoy's panic routing, the choice
+//! that keeps serving when the health signal is what failed.
 //!
 //! The penalty is kept per slot beside the counter (as reported load is), so
 //! the pool's views of its own bookings subtract it, and marking healthy takes
