@@ -587,13 +587,15 @@
 ///
 /// # What fails without each protection
 /// Each protection of the lock-free paths, and the tests or models that fail
-/// when it is taken out (each was planted and seen failing). Some are caught
-/// by native tests only, some by loom only, as the last column says.
+/// when it is taken out: each was planted and seen failing (the plain-store
+/// raise is built in with `--cfg workerpick_plain_raise`, so anyone can see
+/// it). Some are caught by native tests only, some by loom only, as the last
+/// column says.
 ///
 /// | protection (where) | fails without it | caught by |
 /// |---|---|---|
 /// | a raise is a compare-and-swap from the value read, not a store (`storage::raise`) | loom `summary_race`, `scores_race` (under `--cfg workerpick_plain_raise`) | loom only |
-/// | the second look after a raise (`storage::raise::second_look`) | SECOND_LOOK | loom only |
+/// | the second look after a raise (`storage::raise::second_look`) | loom `scores_second_look`, `scores_race`, `summary_race`, `summary_unmark` | loom only |
 /// | a report that lowers a counter lowers its block's bound (`reports::board`) | tests `reported` (`a_withdrawn_report_lowers_a_summarised_block`); fuzz replay `summarised_pool_ops_find_the_least`, `weighted_summarised_pool_ops_find_the_least` | native only |
 /// | marking healthy lowers the block's bound and the floor (`fleet::health`) | tests `summarised` (`a_worker_marked_healthy_again_is_picked_next`); loom `summary_unmark` | both |
 /// | a bound on scores counts only under its version's tag (`storage::scores`) | tests `summarised_weighted` (`every_pick_is_at_the_least_ratio_while_loads_and_capacities_move`) | native only |
