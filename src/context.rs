@@ -270,7 +270,10 @@ impl<'a> Context<'a> {
         // Every candidate unhealthy, or a mark short of its penalty: see
         // `fleet::pass_over`.
         if self.health_any() && !self.healthy(found.0.index()) {
-            return self.least_unhealthy(found);
+            return self.detached_choice(|cx| {
+                let (slot, load) = cx.least_unhealthy(found)?;
+                Some((slot.index(), load))
+            });
         }
         Some(found)
     }

@@ -63,7 +63,11 @@ impl Selector for PowerOfTwo {
         };
         // Both draws unhealthy, or a mark short of its penalty: see `fleet::pass_over`.
         if cx.health_any() && !cx.healthy(chosen.0.index()) {
-            return cx.two_choices_unhealthy(chosen, other);
+            let (slot, load) = cx.detached_choice(|cx| {
+                let c = cx.two_choices_unhealthy(chosen, other)?;
+                Some((c.slot.index(), c.seen?))
+            })?;
+            return Some(Choice::validated(slot, load));
         }
         Some(Choice::validated(chosen.0, chosen.1))
     }
