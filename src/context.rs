@@ -137,7 +137,12 @@ impl<'a> Context<'a> {
     /// The error for "no candidate".
     pub(crate) fn empty_error(&self) -> Error {
         if self.set.members.is_empty() {
-            Error::NoWorkers
+            // Draining workers stay in the set but are no candidates.
+            if self.set.draining.is_empty() {
+                Error::NoWorkers
+            } else {
+                Error::AllDraining
+            }
         } else {
             Error::NoEligibleWorker
         }
@@ -261,6 +266,21 @@ impl<'a> Context<'a> {
     /// [`UNHEALTHY_LOAD`](crate::UNHEALTHY_LOAD) in their load.
     #[inline(always)]
     pub fn least_loaded(&mut self) -> Option<(Slot<'a>, u32)> {
+        let found = self.least_scanned()?;
+        // Every candidate unhealthy, or a mark short of its penalty: see
+        // `fleet::pass_over`.
+        if self.health_any() && !self.healthy(found.0.index()) {
+            return self.detached_choice(|cx| {
+                let (slot, load) = cx.least_unhealthy(found)?;
+                Some((slot.index(), load))
+            });
+        }
+        Some(found)
+    }
+
+    /// [`least_loaded`](Self::least_loaded) as the scan answers, health aside.
+    #[inline(always)]
+    fn least_scanned(&mut self) -> Option<(Slot<'a>, u32)> {
         if let Some(w) = self.weights() {
             return self.least_weighted(w);
         }

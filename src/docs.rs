@@ -506,26 +506,41 @@
 /// gate); an unweighted pool's release pays 2 or 3 (the flag rides on the
 /// counters' floor's load and comparison).
 ///
-/// **Health.** [`Pool::set_healthy`](crate::Pool::set_healthy) adds
-/// [`UNHEALTHY_LOAD`](crate::UNHEALTHY_LOAD) (2^31) to the worker's counter
-/// and records it per slot beside the counter, as reported load is: no new
-/// snapshot, no change to any pick path. The load-aware modes pass the worker
-/// over in the comparison they already make; random and round-robin test one
-/// pool-wide count of marked workers and, only while it is non-zero, the
-/// chosen worker's mark (further draws, then the next healthy worker). When
-/// every candidate is unhealthy, picks go to all of them (Envoy's panic
-/// routing: a health signal that marks the whole fleet down is more likely
-/// wrong than the fleet). The pool's own views (`in_flight`, `loads`,
-/// summaries) subtract the mark. Transitions take the report lock; marking a
-/// worker that is already marked is one hash lookup and one load, so an
-/// outlier detector can call it on every failed request.
+/// **Health.** [`Pool::set_healthy`](crate::Pool::set_healthy) records a
+/// mark per slot beside the counter, as reported load is, and adds
+/// [`UNHEALTHY_LOAD`](crate::UNHEALTHY_LOAD) (2^31) to the counter: no new
+/// snapshot. The scan and the two-choice comparison pass the worker over on
+/// their own. Every mode tests one pool-wide count of marked workers (a
+/// relaxed load, the only cost to a pool without marks) and, only while it is
+/// non-zero, the chosen worker's mark. Random and round-robin then draw again
+/// or take the next healthy worker. Power-of-two with both draws unhealthy
+/// draws up to 8 more pairs, then takes the exact least-loaded healthy
+/// candidate; least-loaded with an unhealthy answer takes the exact
+/// least-loaded healthy candidate; device-aware leaves unhealthy candidates
+/// out while one is healthy (`fleet::pass_over`). So a mark is honoured even
+/// where the penalty cannot show it: a counter too full for the whole penalty
+/// (the mark is kept, "short", and marking it again adds what fits), or a
+/// healthy load of 2^31 or more. When every candidate is unhealthy, picks go
+/// to all of them (Envoy's panic routing: a health signal that marks the
+/// whole fleet down is more likely wrong than the fleet), and each load-aware
+/// mode picks exactly as on the same fleet healthy: health is compared apart
+/// from load, then the worker's own load (the penalty taken out) per
+/// capacity, so the penalty is never divided by capacity. Panic routing pays
+/// for it: one pass over the candidates' marks per load-aware pick, and the
+/// weighted modes' exact scalar path. The pool's own views (`in_flight`,
+/// `loads`, summaries) subtract the penalty. Transitions take the report
+/// lock; marking healthy lowers the block bound and the floor as a release
+/// does. Marking a worker that is already marked is one hash lookup and one
+/// load, so an outlier detector can call it on every failed request.
 ///
 /// **Draining.** [`Pool::drain`](crate::Pool::drain) publishes a snapshot in
 /// which the worker stays in the index (its reservations, retargets and
 /// `in_flight` keep working) but is no candidate: its lane is excluded in the
 /// scan, it is out of the member list every mode draws from, and masks built
 /// before the drain are filtered against the set's members. `reserve_worker`
-/// refuses it with [`Error::Draining`](crate::Error::Draining).
+/// refuses it with [`Error::Draining`](crate::Error::Draining), and a pick
+/// while every worker drains fails with
+/// [`Error::AllDraining`](crate::Error::AllDraining) (the set is not empty).
 /// [`Pool::drained`](crate::Pool::drained) is a poll: the caller that drains
 /// a worker is a control loop that already ticks (it will remove the worker
 /// next), a callback would run on the thread of whichever release came last
@@ -731,7 +746,7 @@
 /// | CAS bookings race releases; least-loaded exact without releases | loom `cas_races`, tests `threads` |
 /// | a stale pick never charges another worker; reuse after last release | loom `stale_pick`, tests `churn` and `stress` |
 /// | growth loses no decrement | loom `growth`, tests `churn` |
-/// | per-block bounds stay below the counters; summarised picks exact, uniform, honour holes; a release before the bounds are armed skips nothing a raise needs | loom `summary` (`summary_race`, `summary_bookings`, `summary_growth`, `summary_floor_growth`, `summary_arming`), tests `summarised` |
+/// | per-block bounds stay below the counters; summarised picks exact, uniform, honour holes; a release before the bounds are armed skips nothing a raise needs | loom `summary` (`summary_race`, `summary_bookings`, `summary_growth`, `summary_floor_growth`, `summary_arming`, `summary_unmark`), tests `summarised` |
 /// | a retarget moves one booking | loom `retarget`, tests `accounting` |
 /// | capacity, health and drain changes racing picks leak no count; marked or draining workers are not picked | loom `fleet`, tests `fleet`, fuzz `ops` |
 /// | weighted shares, smoothness, exact weighted least-loaded | tests `fleet`, unit tests in `weights`, weighted `scan` tests |
@@ -752,6 +767,26 @@
 /// | AVX-512 kernels equal scalar | `ci/avx512.sh` (instruction emulator, unmapped-page tails) |
 /// | NEON kernels equal scalar | `ci/aarch64.sh` (unit and stress tests under `qemu-aarch64`) |
 /// | the cost of each hot path, `&dyn` included, in instructions and in locked instructions | the callgrind gate (`ci/iai.sh`, budgets in `iai/budgets.toml`); against the pinned baseline, `ci/baseline-compare.sh` |
+///
+/// # What fails without each protection
+/// Each protection of the lock-free paths, and the tests or models that fail
+/// when it is taken out: each was planted and seen failing (the plain-store
+/// raise is built in with `--cfg workerpick_plain_raise`, so anyone can see
+/// it). Some are caught by native tests only, some by loom only, as the last
+/// column says.
+///
+/// | protection (where) | fails without it | caught by |
+/// |---|---|---|
+/// | a raise is a compare-and-swap from the value read, not a store (`storage::raise`) | loom `summary_race`, `scores_race` (under `--cfg workerpick_plain_raise`) | loom only |
+/// | the second look after a raise (`storage::raise::second_look`) | loom `scores_second_look`, `scores_race`, `summary_race`, `summary_unmark` | loom only |
+/// | a report that lowers a counter lowers its block's bound (`reports::board`) | tests `reported` (`a_withdrawn_report_lowers_a_summarised_block`); fuzz replay `summarised_pool_ops_find_the_least`, `weighted_summarised_pool_ops_find_the_least` | native only |
+/// | marking healthy lowers the block's bound and the floor (`fleet::health`) | tests `summarised` (`a_worker_marked_healthy_again_is_picked_next`); loom `summary_unmark` | both |
+/// | a bound on scores counts only under its version's tag (`storage::scores`) | tests `summarised_weighted` (`every_pick_is_at_the_least_ratio_while_loads_and_capacities_move`) | native only |
+/// | `reserve_worker` refuses a draining worker (`booking::book`) | tests `fleet` (`draining_takes_no_picks_and_reports_when_done`); fuzz replay `ops_seeds` | native only |
+/// | a pick checks its answer's mark while some worker is marked (`fleet::pass_over`) | tests `fleet` (`power_of_two_never_picks_an_unhealthy_worker_while_one_is_healthy`, `device_aware_passes_over_an_unhealthy_group`) | native only |
+/// | health is compared apart from load, then own load per capacity (`fleet::pass_over`) | tests `fleet` (`a_fleet_all_unhealthy_picks_exactly_as_the_same_fleet_healthy`) | native only |
+/// | a mark is kept whatever the room in the counter (`fleet::health`) | tests `fleet` (`a_mark_on_a_full_counter_is_kept_and_passes_the_worker_over_once_room_appears`); fuzz replay `fleet_ops_agree_with_the_model` | native only |
+/// | an all-draining pool is not called empty (`Context::empty_error`) | tests `fleet` (`an_all_draining_pool_says_so_not_that_it_is_empty`) | native only |
 ///
 /// # Repository layout
 /// The library is the root package; `cargo test` and `cargo build` at the

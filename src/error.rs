@@ -20,6 +20,10 @@ use core::fmt;
 pub enum Error {
     /// The worker set is empty.
     NoWorkers,
+    /// Every worker in the set is draining (see
+    /// [`Pool::drain`](crate::Pool::drain)): none is a candidate until one is
+    /// resumed or a worker is inserted.
+    AllDraining,
     /// The eligibility mask excluded every worker in the set.
     NoEligibleWorker,
     /// The selector declined every candidate (a custom selector's
@@ -72,6 +76,9 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::NoWorkers => f.write_str("no workers: the worker set is empty; insert workers before picking"),
+            Error::AllDraining => f.write_str(
+                "every worker is draining: none takes new picks; `resume` one or insert workers before picking",
+            ),
             Error::NoEligibleWorker => f.write_str(
                 "no eligible worker: the eligibility mask excludes every worker in the set; widen the mask or add workers",
             ),

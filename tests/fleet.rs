@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 use workerpick::{
-    Error, LeastLoaded, Pool, PowerOfTwo, Random, Request, Rng, RoundRobin, Selector, SlowStart, WorkerInfo,
+    DeviceAware, DeviceKind, Error, LeastLoaded, Pool, PowerOfTwo, Random, Request, Rng, RoundRobin,
+    Selector, SlowStart, WorkerInfo,
 };
 
 /// A pool of workers 0..n with the given capacities.
@@ -437,4 +438,190 @@ fn slow_start_keeps_least_loaded_off_a_cold_worker() {
         .collect();
     assert_eq!(pool.in_flight(&2), Some(8), "{:?}", pool.loads());
     drop(held);
+}
+
+#[test]
+fn an_all_draining_pool_says_so_not_that_it_is_empty() {
+    let pool = Pool::from_workers(0..2u32).unwrap();
+    pool.drain(&0).unwrap();
+    pool.drain(&1).unwrap();
+    let rr = RoundRobin::new();
+    for selector in [&Random as &dyn Selector, &rr, &PowerOfTwo, &LeastLoaded] {
+        let err = pool.select(selector).unwrap_err();
+        assert_eq!(err, Error::AllDraining, "{}", selector.name());
+        assert!(!err.to_string().contains("empty"), "{err}");
+        assert!(err.to_string().contains("resume"), "{err}");
+        assert_eq!(pool.reserve(selector).err(), Some(Error::AllDraining));
+    }
+    // A mask over the draining workers says the same.
+    let mask = pool.eligibility(|_| true);
+    let req = Request::new().eligible(&mask);
+    assert_eq!(pool.select_with(&LeastLoaded, &req), Err(Error::AllDraining));
+    pool.resume(&1).unwrap();
+    assert_eq!(pool.select(&LeastLoaded), Ok(1));
+    assert_eq!(Pool::<u32>::new().select(&Random), Err(Error::NoWorkers));
+}
+
+/// Every mode, the load-aware ones first.
+fn every_mode() -> Vec<Box<dyn Selector>> {
+    vec![
+        Box::new(PowerOfTwo),
+        Box::new(LeastLoaded),
+        Box::new(DeviceAware::new()),
+        Box::new(Random),
+        Box::new(RoundRobin::new()),
+    ]
+}
+
+#[test]
+fn power_of_two_never_picks_an_unhealthy_worker_while_one_is_healthy() {
+    // Two of eight unhealthy, the other six one reservation each: the two
+    // draws are both unhealthy in 1 pick of 28 (unweighted).
+    for caps in [
+        vec![1; 8],
+        vec![4, 2, 1, 1, 4, 2, 1, 1],
+        [vec![1; 2047], vec![3]].concat(),
+    ] {
+        let pool = weighted(&caps);
+        let n = caps.len() as u32;
+        let sick: Vec<u32> = if n == 8 {
+            vec![0, 5]
+        } else {
+            (0..n).step_by(97).collect()
+        };
+        for w in &sick {
+            pool.set_healthy(w, false).unwrap();
+        }
+        let _held: Vec<_> = (0..n)
+            .filter(|w| !sick.contains(w))
+            .map(|w| pool.reserve_worker(&w, 1).unwrap())
+            .collect();
+        for selector in every_mode() {
+            let mut h = pool.handle_with_rng(Rng::with_seed(29));
+            for _ in 0..20_000 {
+                let w = *h.select(&*selector).unwrap();
+                assert!(
+                    !sick.contains(&w),
+                    "{} picked unhealthy {w} ({n} workers)",
+                    selector.name()
+                );
+            }
+        }
+        // A mask of three unhealthy candidates and one healthy: only the healthy one.
+        let healthy = (0..n).find(|w| !sick.contains(w)).unwrap();
+        let mask = pool.eligibility(|w| sick.contains(w) || *w == healthy);
+        let req = Request::new().eligible(&mask);
+        for selector in every_mode() {
+            let mut h = pool.handle_with_rng(Rng::with_seed(7));
+            for _ in 0..2_000 {
+                assert_eq!(
+                    *h.select_with(&*selector, &req).unwrap(),
+                    healthy,
+                    "{} masked",
+                    selector.name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn device_aware_passes_over_an_unhealthy_group() {
+    // A healthy CPU beside an unhealthy one, and the only accelerator
+    // unhealthy: the healthy CPU takes every pick.
+    let pool = Pool::new();
+    pool.insert_with(0u32, WorkerInfo::new().device(DeviceKind::Cpu))
+        .unwrap();
+    pool.insert_with(1, WorkerInfo::new().device(DeviceKind::Cpu))
+        .unwrap();
+    pool.insert_with(2, WorkerInfo::new()).unwrap();
+    pool.set_healthy(&1, false).unwrap();
+    pool.set_healthy(&2, false).unwrap();
+    let held: Vec<_> = (0..50)
+        .map(|_| pool.reserve(&DeviceAware::new()).unwrap())
+        .collect();
+    assert!(held.iter().all(|r| *r.worker() == 0));
+}
+
+/// The held picks per worker of `picks` reservations in `mode`, seeded.
+fn held_counts(pool: &Pool<u32>, mode: &dyn Selector, picks: usize) -> Vec<u32> {
+    let mut h = pool.handle_with_rng(Rng::with_seed(0xfa11));
+    let held: Vec<_> = (0..picks).map(|_| h.reserve(mode).unwrap()).collect();
+    let mut counts = vec![0; pool.len()];
+    for r in &held {
+        counts[*r.worker() as usize] += 1;
+    }
+    counts
+}
+
+#[test]
+fn a_fleet_all_unhealthy_picks_exactly_as_the_same_fleet_healthy() {
+    // 4:2:1:1, then the same pattern over 2 048 workers (a summarised pool).
+    for caps in [vec![4, 2, 1, 1], [4, 2, 1, 1].repeat(512)] {
+        let pool = weighted(&caps);
+        let n = caps.len() as u32;
+        // Enough held picks to fill every worker of the large pool a few times.
+        let picks = if n == 4 { 800 } else { 4 * caps.len() };
+        for selector in every_mode() {
+            let name = selector.name();
+            let random = matches!(name, "random" | "round-robin");
+            if random && n > 4 {
+                continue;
+            }
+            let healthy = held_counts(&pool, &*selector, picks);
+            for w in 0..n {
+                pool.set_healthy(&w, false).unwrap();
+            }
+            let sick = held_counts(&pool, &*selector, picks);
+            for w in 0..n {
+                pool.set_healthy(&w, true).unwrap();
+            }
+            if random {
+                // Their draws differ once every candidate is unhealthy; their shares do not.
+                let total: u32 = caps.iter().sum();
+                for (w, &c) in caps.iter().enumerate() {
+                    let want = picks as f64 * f64::from(c) / f64::from(total);
+                    let got = f64::from(sick[w]);
+                    assert!((got - want).abs() <= 0.2 * want, "{name} {w}: {got} vs {want}");
+                }
+            } else {
+                assert_eq!(sick, healthy, "{name} on {n} workers");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_mark_on_a_full_counter_is_kept_and_passes_the_worker_over_once_room_appears() {
+    // Worker 0's counter at u32::MAX: a report of 1 000 and a booking of the rest.
+    let pool = Pool::from_workers(0..2u32).unwrap();
+    assert!(pool.report_load(&0, 1_000));
+    let full = pool.reserve_worker(&0, u32::MAX - 1_000).unwrap();
+    assert_eq!(pool.set_healthy(&0, false), Ok(true), "the mark was lost");
+    assert_eq!(pool.is_healthy(&0), Some(false));
+    drop(full);
+    // Worker 1 is healthy but busier than 0's own load.
+    let _busy = pool.reserve_worker(&1, 2_000).unwrap();
+    let rr = RoundRobin::new();
+    for selector in [
+        &LeastLoaded as &dyn Selector,
+        &PowerOfTwo,
+        &DeviceAware::new(),
+        &Random,
+        &rr,
+    ] {
+        let mut h = pool.handle_with_rng(Rng::with_seed(4));
+        for _ in 0..100 {
+            assert_eq!(*h.reserve(selector).unwrap().worker(), 1, "{}", selector.name());
+        }
+    }
+    assert_eq!(pool.in_flight(&0), Some(0));
+    // Marking it again now adds the rest of the penalty: still passed over.
+    assert_eq!(pool.set_healthy(&0, false), Ok(false));
+    assert_eq!(*pool.reserve(&LeastLoaded).unwrap().worker(), 1);
+    assert_eq!(pool.in_flight(&0), Some(0));
+    // Marking healthy again takes out exactly what the mark holds.
+    assert_eq!(pool.set_healthy(&0, true), Ok(false));
+    assert_eq!(pool.in_flight(&0), Some(0));
+    assert_eq!(*pool.reserve(&LeastLoaded).unwrap().worker(), 0);
 }

@@ -115,6 +115,38 @@ fn every_pick_is_at_the_minimum_while_loads_move() {
 }
 
 #[test]
+fn a_worker_marked_healthy_again_is_picked_next() {
+    // Marking a worker healthy lowers its counter by the penalty, as a release
+    // does: the block's bound and the floor must come down with it, or picks
+    // trust bounds raised while the worker carried the mark.
+    let pool = pool_of(1_024, SUMMARISED);
+    pool.set_healthy(&0, false).unwrap();
+    let mut h = pool.handle_with_rng(Rng::with_seed(6));
+    // Everyone else at 1: the picks raise the bounds (and the floor) to 1.
+    let mut held: Vec<_> = (0..1_023).map(|_| h.reserve(&LeastLoaded).unwrap()).collect();
+    assert_eq!(pool.in_flight(&0), Some(0));
+    pool.set_healthy(&0, true).unwrap();
+    let first = h.reserve(&LeastLoaded).unwrap();
+    assert_eq!(
+        *first.worker(),
+        0,
+        "the worker marked healthy again (load 0) was skipped for one at 1"
+    );
+    held.push(first);
+    // Then every pick is at the true minimum again.
+    for _ in 0..64 {
+        let min = true_min(&pool);
+        let r = h.reserve(&LeastLoaded).unwrap();
+        assert_eq!(
+            pool.in_flight(r.worker()),
+            Some(min + 1),
+            "a pick off the minimum"
+        );
+        held.push(r);
+    }
+}
+
+#[test]
 fn masks_and_holes_are_honoured() {
     let pool = pool_of(10_000, 1 << 16);
     // Holes: every 7th worker removed while loaded (draining), then freed.

@@ -266,7 +266,7 @@ fn check_pick(got: Result<u8, Error>, masked: bool, admit: u16, step: Step) {
                 "{step:?}: picked {k} outside the mask {admit:#b}"
             );
         }
-        Err(Error::NoWorkers | Error::NoEligibleWorker) => {}
+        Err(Error::NoWorkers | Error::AllDraining | Error::NoEligibleWorker) => {}
         Err(e) => panic!("{step:?}: {e:?}"),
     }
 }

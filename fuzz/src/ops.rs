@@ -923,9 +923,11 @@ impl Model {
         };
         let cands: Vec<u8> = cands.into_iter().filter(|k| !self.draining.contains(k)).collect();
         if cands.is_empty() {
-            // With every member draining there are no workers to pick from.
-            Err(if self.members.iter().all(|(k, _)| self.draining.contains(k)) {
+            // With every member draining there are workers, none to pick from.
+            Err(if self.members.is_empty() {
                 Error::NoWorkers
+            } else if self.members.iter().all(|(k, _)| self.draining.contains(k)) {
+                Error::AllDraining
             } else {
                 Error::NoEligibleWorker
             })
@@ -1159,16 +1161,15 @@ impl<'p> Run<'p> {
                     Err(Error::UnknownWorker)
                 } else if healthy {
                     Ok(self.model.unhealthy.remove(&k).is_none())
-                } else if self.model.unhealthy.contains_key(&k) {
-                    Ok(false)
                 } else {
-                    // A counter at u32::MAX has no room for the mark.
+                    // The mark is kept whatever the room; the counter takes
+                    // what fits of the penalty, and marking again tops it up.
+                    let have = self.model.unhealthy.get(&k).copied();
+                    let missing = UNHEALTHY_LOAD - have.unwrap_or(0);
                     let room = u64::from(u32::MAX) - self.model.effective(k);
-                    let add = u32::try_from(room.min(u64::from(UNHEALTHY_LOAD))).expect("fits");
-                    if add > 0 {
-                        self.model.unhealthy.insert(k, add);
-                    }
-                    Ok(add > 0)
+                    let add = u32::try_from(room.min(u64::from(missing))).expect("fits");
+                    self.model.unhealthy.insert(k, have.unwrap_or(0) + add);
+                    Ok(have.is_none())
                 };
                 assert_eq!(pool.set_healthy(&k, healthy), want, "set_healthy({k}, {healthy})");
             }

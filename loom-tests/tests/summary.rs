@@ -26,6 +26,11 @@
 //!   fails when the pick does not arm before it raises (`Summary::for_pick`
 //!   returning the summary unarmed): the release skips the lowering its
 //!   bound needs.
+//! - `summary_unmark`: marking a worker healthy again (its counter drops by
+//!   the health penalty) races a pick that may raise the bounds; a pick after
+//!   both must see the worker. This fails when the un-marking does not lower
+//!   the block's bound and the floor as a release does: they stay at 1 and
+//!   the pick takes a worker at 1.
 #![cfg(loom)]
 
 use loom::sync::Arc;
@@ -174,6 +179,38 @@ fn summary_arming() {
             pool.select(&LeastLoaded::new()).unwrap(),
             0,
             "the released worker is hidden: the release skipped a raised bound"
+        );
+        drop(held);
+    });
+}
+
+#[test]
+fn summary_unmark() {
+    model("summary_unmark", || {
+        let pool = Arc::new(Pool::from_workers(0u32..8).unwrap());
+        // Worker 0 unhealthy, the others at 1: a pick raises every bound
+        // (and the floor) to 1, worker 0's block's over its penalty.
+        pool.set_healthy(&0, false).unwrap();
+        let held: Vec<_> = (1..8).map(|w| pool.reserve_worker(&w, 1).unwrap()).collect();
+        assert_ne!(pool.select(&LeastLoaded::new()).unwrap(), 0);
+        let healer = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                pool.set_healthy(&0, true).unwrap();
+            })
+        };
+        let raiser = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                pool.select(&LeastLoaded::new()).unwrap();
+            })
+        };
+        healer.join().unwrap();
+        raiser.join().unwrap();
+        assert_eq!(
+            pool.select(&LeastLoaded::new()).unwrap(),
+            0,
+            "a pick after the un-marking missed the worker: its bound stayed raised"
         );
         drop(held);
     });

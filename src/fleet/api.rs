@@ -107,8 +107,10 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         let snap = self.snapshot();
         let &slot = snap.index.get(worker).ok_or(Error::UnknownWorker)?;
         let health = &self.reported.health;
-        if health.is_marked(slot) != healthy {
-            return Ok(healthy); // already so (marked means unhealthy): no lock
+        // Already so (marked means unhealthy): no lock, unless the mark is
+        // still short of its penalty (see `fleet::health`).
+        if health.is_marked(slot) != healthy && (healthy || !health.is_short(slot)) {
+            return Ok(healthy);
         }
         let _held = self.reported.lock_for_change();
         // Under the lock, against a membership change that forgets the slot:

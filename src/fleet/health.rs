@@ -1,19 +1,25 @@
 //! Health, without a new snapshot: an unhealthy worker's counter carries
-//! [`UNHEALTHY_LOAD`] more load, so every load-aware pick (the SIMD scan, the
-//! two-choice comparison, custom selectors reading `Context::load`) passes it
-//! over in the pass it already makes, and the pick paths pay nothing. Random
-//! and round-robin, which read no load, check a worker's mark only while some
-//! worker is marked (one load of a pool-wide count otherwise).
+//! [`UNHEALTHY_LOAD`] more load, so the SIMD scan, the two-choice comparison
+//! and custom selectors reading `Context::load` pass it over in the pass they
+//! already make. Every built-in mode checks its answer's mark only while some
+//! worker is marked (one load of a pool-wide count otherwise), and answers
+//! exactly when the penalty did not keep it off (`fleet::pass_over`).
 //!
 //! When every candidate is unhealthy, picks go to all of them as if none were
-//! (the least loaded among them, for load-aware modes): Envoy's panic routing,
-//! the choice that keeps serving when the health signal is what failed.
+//! (by own load, for load-aware modes): Envoy's panic routing, the choice
+//! that keeps serving when the health signal is what failed.
 //!
 //! The penalty is kept per slot beside the counter (as reported load is), so
 //! the pool's views of its own bookings subtract it, and marking healthy takes
-//! out exactly what marking added. Transitions hold the report lock (they
-//! change the counter's non-booked part, as reports do); marking a worker that
-//! is already marked is one load and returns.
+//! out exactly what marking added. The mark itself never depends on room in
+//! the counter: a counter too full for the whole penalty takes what fits, the
+//! slot counts as short, and marking it again adds what fits of the rest (the
+//! load-aware picks check their answer's mark meanwhile, so a short mark is
+//! passed over all the same: `fleet::pass_over`). A pick never takes the
+//! report lock to top a mark up: the picks would then change the counters
+//! behind the writers' backs. Transitions
+//! hold the report lock (they change the counter's non-booked part, as reports
+//! do); marking a worker that is already marked is one load and returns.
 
 use crate::storage::counters::Counters;
 use crate::sync::AtomicArray;
@@ -24,17 +30,22 @@ use crate::sync::atomic::{AtomicU32, Ordering::Relaxed, Ordering::Release, Order
 /// counter's range (less, if its load leaves less room below `u32::MAX`).
 pub const UNHEALTHY_LOAD: u32 = 1 << 31;
 
-/// Per slot, the load added for ill health (0: healthy), and how many are marked.
+/// Per slot, the mark and the load it added; how many are marked, and how
+/// many of those are short of their penalty.
 pub(crate) struct Health {
-    penalty: AtomicArray,
+    /// 0: healthy; else 1 + the penalty now in the slot's counter (at most
+    /// [`UNHEALTHY_LOAD`], less while the counter had no room for it all).
+    cells: AtomicArray,
     marked: AtomicU32,
+    short: AtomicU32,
 }
 
 impl Health {
     pub(crate) fn new(len: usize) -> Self {
         Self {
-            penalty: AtomicArray::new(len),
+            cells: AtomicArray::new(len),
             marked: AtomicU32::new(0),
+            short: AtomicU32::new(0),
         }
     }
 
@@ -44,44 +55,91 @@ impl Health {
         self.marked.load(Relaxed) != 0
     }
 
+    /// How many slots are marked unhealthy.
+    #[inline(always)]
+    pub(crate) fn marked(&self) -> u32 {
+        self.marked.load(Relaxed)
+    }
+
+    /// Whether some marked slot's counter holds less than [`UNHEALTHY_LOAD`]
+    /// of penalty.
+    #[inline(always)]
+    pub(crate) fn any_short(&self) -> bool {
+        self.short.load(Relaxed) != 0
+    }
+
+    #[inline(always)]
+    fn cell(&self, slot: u32) -> u32 {
+        self.cells.get(slot as usize).map_or(0, |c| c.load(Relaxed))
+    }
+
     /// The load added to `slot`'s counter for ill health.
     #[inline(always)]
     pub(crate) fn penalty(&self, slot: u32) -> u32 {
-        self.penalty.get(slot as usize).map_or(0, |p| p.load(Relaxed))
+        self.cell(slot).saturating_sub(1)
     }
 
     /// Whether `slot` is marked unhealthy.
     #[inline(always)]
     pub(crate) fn is_marked(&self, slot: u32) -> bool {
-        self.penalty(slot) != 0
+        self.cell(slot) != 0
     }
 
-    /// Marks `slot` unhealthy; `false` if it already was. The caller holds the
+    /// Whether `slot` is marked and short of its penalty.
+    pub(crate) fn is_short(&self, slot: u32) -> bool {
+        let cell = self.cell(slot);
+        cell != 0 && cell - 1 < UNHEALTHY_LOAD
+    }
+
+    /// Marks `slot` unhealthy; `false` if it already was (then adds what is
+    /// missing of its penalty, if there is room now). The caller holds the
     /// report lock.
     pub(crate) fn mark(&self, counters: &Counters, slot: u32) -> bool {
-        let Some(cell) = self.penalty.get(slot as usize) else {
+        let Some(cell) = self.cells.get(slot as usize) else {
             return false;
         };
         if cell.load(Relaxed) != 0 {
+            self.top_up(counters, slot);
             return false;
         }
+        // Marked before any penalty is in: a short mark is a mark too.
+        cell.store(1, Relaxed);
+        self.short.fetch_add(1, Relaxed);
+        // Relaxed is enough for the counts: they only say "look".
+        self.marked.fetch_add(1, Relaxed);
+        self.top_up(counters, slot);
+        true
+    }
+
+    /// Adds to marked `slot`'s counter what fits of the penalty it lacks. The
+    /// caller holds the report lock.
+    pub(crate) fn top_up(&self, counters: &Counters, slot: u32) {
+        let Some(cell) = self.cells.get(slot as usize) else {
+            return;
+        };
+        let have = cell.load(Relaxed);
+        if have == 0 || have - 1 == UNHEALTHY_LOAD {
+            return;
+        }
+        let missing = UNHEALTHY_LOAD - (have - 1);
         let counter = counters.get(slot);
         let mut seen = counter.load(Relaxed);
         loop {
             // A counter at u32::MAX (which refuses every booking already)
-            // has no room for the mark.
-            let add = UNHEALTHY_LOAD.min(u32::MAX - seen);
+            // has no room: the rest waits for a later top-up.
+            let add = missing.min(u32::MAX - seen);
             if add == 0 {
-                return false;
+                return;
             }
             // Release: a view of the bookings that loads this value without
             // the report lock (`OwnBookings::of`) then sees `used` set.
             match counter.compare_exchange_weak(seen, seen + add, Release, Relaxed) {
                 Ok(_) => {
-                    cell.store(add, Relaxed);
-                    // Relaxed is enough for the count: it only says "look".
-                    self.marked.fetch_add(1, Relaxed);
-                    return true;
+                    cell.store(have + add, Relaxed);
+                    if add == missing {
+                        self.short.fetch_sub(1, Relaxed);
+                    }
+                    return;
                 }
                 Err(now) => seen = now,
             }
@@ -91,22 +149,27 @@ impl Health {
     /// Marks `slot` healthy; `false` if it was not marked. The caller holds
     /// the report lock.
     pub(crate) fn unmark(&self, counters: &Counters, slot: u32) -> bool {
-        let Some(cell) = self.penalty.get(slot as usize) else {
+        let Some(cell) = self.cells.get(slot as usize) else {
             return false;
         };
-        let add = cell.swap(0, Relaxed);
-        if add == 0 {
+        let had = cell.swap(0, Relaxed);
+        if had == 0 {
             return false;
         }
-        // SeqCst, as a release (see `Summary::lowered`): it lowers the counter.
-        let before = counters.get(slot).fetch_sub(add, SeqCst);
-        if let Some(summary) = counters.summary() {
-            summary.lowered(slot, before - add);
+        let add = had - 1;
+        if add < UNHEALTHY_LOAD {
+            self.short.fetch_sub(1, Relaxed);
+        }
+        if add > 0 {
+            // SeqCst, as a release (see `Summary::lowered`): it lowers the counter.
+            let before = counters.get(slot).fetch_sub(add, SeqCst);
+            if let Some(summary) = counters.summary() {
+                summary.lowered(slot, before - add);
+            }
         }
         self.marked.fetch_sub(1, Relaxed);
         true
     }
-
     /// Marks healthy every marked slot below `lanes` that `holds` no longer admits (its
     /// worker left the set). The caller holds the report lock.
     pub(crate) fn forget(&self, counters: &Counters, lanes: usize, holds: impl Fn(u32) -> bool) {

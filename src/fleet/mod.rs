@@ -4,6 +4,7 @@
 
 pub(crate) mod api;
 pub(crate) mod health;
+pub(crate) mod pass_over;
 pub(crate) mod slow_start;
 
 use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};

@@ -108,10 +108,12 @@ impl<'a> Group<'a> {
         least: Minimum::NONE,
     };
 
+    /// Adds `slot`, whose counter is `load` and own load (less its health
+    /// penalty) `own`: the totals the ratio compares are of own loads.
     #[inline(always)]
-    fn add(&mut self, slot: Slot<'a>, load: u32) {
+    fn add(&mut self, slot: Slot<'a>, load: u32, own: u32) {
         self.count += 1;
-        self.total += u64::from(load);
+        self.total += u64::from(own);
         self.least.add(slot, load);
     }
 }
@@ -131,18 +133,27 @@ impl Selector for DeviceAware {
         let mut full = Minimum::NONE;
         let mut cpu = Group::EMPTY;
         let mut acc = Group::EMPTY;
+        // While some candidate is healthy, only healthy ones take part; when
+        // none is, all do, weighed by own load (as on a healthy fleet).
+        let marks = cx.health_any();
+        let healthy_only = marks && cx.any_healthy_candidate();
+        let counted = move |cx: &Context<'a>, s: Slot<'a>| !healthy_only || cx.is_healthy(s);
         for i in 0..cx.len() {
             let slot = cx.candidate(i)?;
+            if !counted(cx, slot) {
+                continue;
+            }
             let load = cx.load(slot);
+            let own = if marks { cx.own_load(slot.index(), load) } else { load };
             if needed > 0 && full_hit(cx, slot, needed) {
                 full.add(slot, load);
             }
             match cx.info(slot).device_kind() {
-                DeviceKind::Cpu => cpu.add(slot, load),
-                DeviceKind::Accelerator => acc.add(slot, load),
+                DeviceKind::Cpu => cpu.add(slot, load, own),
+                DeviceKind::Accelerator => acc.add(slot, load, own),
             }
         }
-        if let Some(slot) = full.draw(cx, |cx, s| full_hit(cx, s, needed)) {
+        if let Some(slot) = full.draw(cx, |cx, s| counted(cx, s) && full_hit(cx, s, needed)) {
             return Some(Choice::uncharged(slot));
         }
         let kind = if acc.count == 0 {
@@ -162,7 +173,7 @@ impl Selector for DeviceAware {
             DeviceKind::Cpu => cpu,
             DeviceKind::Accelerator => acc,
         };
-        let slot = group.least.draw(cx, |cx, s| cx.info(s).device_kind() == kind)?;
+        let slot = group.least.draw(cx, |cx, s| counted(cx, s) && cx.info(s).device_kind() == kind)?;
         Some(Choice::validated(slot, group.least.min))
     }
 

@@ -56,11 +56,20 @@ impl Selector for PowerOfTwo {
         let b = if b >= n { b - n } else { b };
         let slot_b = cx.candidate(b as usize)?;
         let load_b = cx.load(slot_b);
-        Some(if load_a <= load_b {
-            Choice::validated(slot_a, load_a)
+        let (chosen, other) = if load_a <= load_b {
+            ((slot_a, load_a), (slot_b, load_b))
         } else {
-            Choice::validated(slot_b, load_b)
-        })
+            ((slot_b, load_b), (slot_a, load_a))
+        };
+        // Both draws unhealthy, or a mark short of its penalty: see `fleet::pass_over`.
+        if cx.health_any() && !cx.healthy(chosen.0.index()) {
+            let (slot, load) = cx.detached_choice(|cx| {
+                let c = cx.two_choices_unhealthy(chosen, other)?;
+                Some((c.slot.index(), c.seen?))
+            })?;
+            return Some(Choice::validated(slot, load));
+        }
+        Some(Choice::validated(chosen.0, chosen.1))
     }
 
     #[inline(always)]

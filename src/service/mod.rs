@@ -18,7 +18,8 @@
 //! promised earlier.
 //! - An empty pool (or a mask that excludes everyone) is not a readiness
 //!   problem: `call` returns a future that fails at its first poll with
-//!   [`Error::NoWorkers`](crate::Error::NoWorkers) (or `NoEligibleWorker`),
+//!   [`Error::NoWorkers`](crate::Error::NoWorkers) (or `AllDraining`,
+//!   `NoEligibleWorker`),
 //!   boxed. It never hangs.
 //! - The chosen worker's inner service is polled for readiness inside the
 //!   response future, while the reservation is already held: a slow-to-ready

@@ -47,6 +47,22 @@ impl<'a> Context<'a> {
         walk: Walk,
         f: impl FnOnce(&mut Context<'b>) -> Option<u32>,
     ) -> Option<Slot<'a>> {
+        self.detached_with(walk, f).map(Slot::new)
+    }
+
+    /// [`detached`](Self::detached) with the whole context, for a path that
+    /// answers a slot and the load it compared.
+    #[inline(always)]
+    pub(crate) fn detached_choice<'b>(
+        &'b mut self,
+        f: impl FnOnce(&mut Context<'b>) -> Option<(u32, u32)>,
+    ) -> Option<(Slot<'a>, u32)> {
+        self.detached_with(Walk::Full, f)
+            .map(|(slot, load)| (Slot::new(slot), load))
+    }
+
+    #[inline(always)]
+    fn detached_with<'b, R>(&'b mut self, walk: Walk, f: impl FnOnce(&mut Context<'b>) -> R) -> R {
         // Field by field: the copy borrows `rng` for 'b, the rest is shared.
         let Context {
             set,
@@ -84,10 +100,10 @@ impl<'a> Context<'a> {
             #[cfg(test)]
             reads: core::cell::Cell::new(reads.get()),
         };
-        let slot = f(&mut cx);
+        let out = f(&mut cx);
         #[cfg(test)]
         reads.set(cx.reads.get());
-        slot.map(Slot::new)
+        out
     }
 
     /// Whether `slot`, a worker of the set, is healthy.
@@ -197,6 +213,15 @@ impl<'a> Context<'a> {
             self.weighted_pair(w)?
         };
         let (load_a, load_b) = (self.load(a), self.load(b));
+        // The penalty is not divided by capacity: health is compared apart
+        // (see `fleet::pass_over`).
+        if self.health_any() {
+            let (slot, load) = self.detached_choice(|cx| {
+                let c = cx.two_choices_with_health((a, load_a), (b, load_b))?;
+                Some((c.slot.index(), c.seen?))
+            })?;
+            return Some(Choice::validated(slot, load));
+        }
         let r = self.request().weight;
         let ra = Ratio::new(load_a, r, w.of(a.index()));
         Some(if Ratio::new(load_b, r, w.of(b.index())).lt(ra) {
@@ -213,7 +238,7 @@ impl<'a> Context<'a> {
     /// again, then replaced by a uniform candidate other than the first: the
     /// two are always distinct, as unweighted.
     #[inline(always)]
-    fn weighted_pair(&mut self, w: &Weights) -> Option<(Slot<'a>, Slot<'a>)> {
+    pub(crate) fn weighted_pair(&mut self, w: &Weights) -> Option<(Slot<'a>, Slot<'a>)> {
         let a = w.alias.pick(self.rng.next_u64())?;
         let mut b = w.alias.pick(self.rng.next_u64())?;
         if b == a {
