@@ -583,14 +583,15 @@ fn builtin(canonical: &str) -> Option<(&'static str, Rule)> {
     })
 }
 
-/// The cost mode is listed (every registry resolves it) but not modelled:
-/// no name in [`NAMES`] spells it, so no op picks with it.
-const BUILTIN_NAMES: [&str; 6] = [
+/// The affinity and cost modes are listed (every registry resolves them) but
+/// not modelled: no name in [`NAMES`] spells them, so no op picks with them.
+const BUILTIN_NAMES: [&str; 7] = [
     "random",
     "round-robin",
     "least-loaded",
     "power-of-two",
     "device-aware",
+    "affinity",
     "cost",
 ];
 
