@@ -312,11 +312,12 @@ fn mode_rows(modes: &[&str], workers: &[usize]) -> Vec<Row> {
 }
 
 /// The modes the single-thread groups cover: all but device-aware, which the
-/// reference design has no counterpart for, and affinity, which has groups
-/// of its own (`affinity/<workers>`, beside a lock-based bounded hash).
+/// reference design has no counterpart for, and affinity and cost, which
+/// have groups of their own (`affinity/<workers>` beside a lock-based
+/// bounded hash, `cost/<workers>` beside a Dynamo-style loop).
 fn mode_names() -> Vec<&'static str> {
     (Mode::ALL.iter())
-        .filter(|m| !matches!(m, Mode::DeviceAware | Mode::Affinity))
+        .filter(|m| !matches!(m, Mode::DeviceAware | Mode::Affinity | Mode::Cost))
         .map(|m| m.name())
         .collect()
 }
