@@ -197,7 +197,7 @@
 /// decrement) and stops. So a default pool that only ever takes random,
 /// round-robin or power-of-two picks, or stays under 1 024 workers, pays one
 /// load and a branch per release, on a line the release reads anyway
-/// (see [`performance`](super::performance)). Why the flag is enough: a raise
+/// (see [`performance`]). Why the flag is enough: a raise
 /// whose second look missed a decrement precedes that release's load of the
 /// flag in the `SeqCst` order, and the raiser armed before it raised, so the
 /// release sees the flag set and lowers as below; the loom model
@@ -823,7 +823,7 @@ pub mod design {}
 ///   the floor, on two more cache lines, right after the locked decrement
 ///   (which already orders them): the per-block bounds, kept since they were
 ///   made the default's. That was the largest single cost, and arming
-///   (see [`design`](super::design), *Summarised least-loaded*) removes it
+///   (see [`design`], *Summarised least-loaded*) removes it
 ///   where no summarised pick runs.
 /// - The rest is the features' checks on every pick: the weights of the set,
 ///   the pool-wide count of unhealthy workers, whether the set is dense (a
