@@ -101,7 +101,7 @@ where
 /// assert_eq!(error_status(&BoxError::from("connection refused")), StatusCode::BAD_GATEWAY);
 /// ```
 pub fn error_status(error: &BoxError) -> StatusCode {
-    if error.downcast_ref::<crate::Error>().is_some() {
+    if error.downcast_ref::<crate::error::Error>().is_some() {
         StatusCode::SERVICE_UNAVAILABLE
     } else {
         StatusCode::BAD_GATEWAY
