@@ -3,7 +3,9 @@
 //! and its arithmetic are in [`docs::design`](crate::docs::design).
 
 mod pass;
-#[cfg(test)]
+// Statistics and property tests over safe code: too slow under Miri, and the
+// scan they call is covered there by its own tests.
+#[cfg(all(test, not(miri)))]
 mod tests;
 
 use crate::context::Context;
