@@ -55,6 +55,13 @@ fn budget(name: &str) -> LibraryBenchmarkConfig {
     }
     let mut config = LibraryBenchmarkConfig::default();
     config.tool(callgrind);
+    // glibc's fastbins are emptied by `malloc_consolidate`, one locked
+    // exchange per bin, whenever a large request meets a non-empty one; how
+    // often depends on the heap left by everything before the benchmark (the
+    // length of the binary's path moved a writer benchmark's count by 30
+    // between two machines). No fastbins: no consolidation, and the count of
+    // locked instructions is the crate's and its dependencies' alone.
+    config.env("GLIBC_TUNABLES", "glibc.malloc.mxfast=0");
     config
 }
 
