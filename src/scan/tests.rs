@@ -676,7 +676,14 @@ fn all_max_and_all_excluded() {
 #[test]
 fn single_minimum_at_every_position() {
     for len in 1..=MAX_LEN.min(80) {
-        for pos in 0..len {
+        // Under Miri only the ends: the lanes a kernel's tail handling reads
+        // do not depend on where the minimum sits (every position took 97 s).
+        let positions: Vec<usize> = if cfg!(miri) {
+            vec![0, len - 1]
+        } else {
+            (0..len).collect()
+        };
+        for pos in positions {
             let mut values = vec![9; len];
             values[pos] = 2;
             check(&values, &vec![0; len], 1);
