@@ -63,6 +63,7 @@ mod membership;
 mod mode;
 mod names;
 mod owned;
+mod pair;
 mod pool;
 mod registry;
 mod remap;
@@ -94,6 +95,10 @@ pub use hold::{ReservedFuture, ReservedStream};
 pub use mode::Mode;
 pub use owned::handle::OwnedHandle;
 pub use owned::reservation::OwnedReservation;
+pub use pair::{
+    Decider, OwnedPairReservation, PairGuard, PairHandle, PairPreview, PairRequest, PairReservation, Pairs,
+    Plan,
+};
 pub use pool::{Pool, PoolStats};
 pub use registry::{Params, Registry};
 pub use reports::{DEFAULT_REPORT_MAX_AGE, MAX_REPORTED_LOAD, Summary};
