@@ -42,6 +42,10 @@
 //! adds `service::Route`, a `tower` `Service` that routes each request; the
 //! `sessions` feature adds `Sessions`, session bindings with an idle TTL.
 //!
+//! For disaggregated LLM serving, [`Pairs`] picks a prefill worker and a
+//! decode worker from two pools: preview the decode choice, decide with a
+//! [`Decider`] (or the caller's [`Plan`]), then book both sides or neither.
+//!
 //! See [`docs`] for the design, its invariants and their proofs.
 
 #![warn(missing_docs)]

@@ -14,7 +14,11 @@ fn pair_races_removal(plan: Plan, remove_prefill: bool) {
     let prefill = Arc::new(Pool::from_workers([0u32]).unwrap());
     let decode = Arc::new(Pool::from_workers([1u32]).unwrap());
     let remover = {
-        let (pool, worker) = if remove_prefill { (prefill.clone(), 0) } else { (decode.clone(), 1) };
+        let (pool, worker) = if remove_prefill {
+            (prefill.clone(), 0)
+        } else {
+            (decode.clone(), 1)
+        };
         thread::spawn(move || pool.remove(&worker).unwrap())
     };
     let mut pairs = Pairs::new(prefill.handle(), decode.handle(), Decider::new(0));
@@ -26,13 +30,25 @@ fn pair_races_removal(plan: Plan, remove_prefill: bool) {
             assert_eq!(prefill.in_flight(&0).unwrap_or(0), on_prefill, "prefill side");
             assert_eq!(decode.in_flight(&1), Some(on_decode), "decode side");
             pair.hand_off();
-            assert_eq!(prefill.in_flight(&0).unwrap_or(0), 0, "the hand-off kept prefill load");
+            assert_eq!(
+                prefill.in_flight(&0).unwrap_or(0),
+                0,
+                "the hand-off kept prefill load"
+            );
             assert_eq!(decode.in_flight(&1), Some(1), "the hand-off took decode load");
         }
         Err(_) => {
             // Nothing booked half: neither side holds anything.
-            assert_eq!(prefill.in_flight(&0).unwrap_or(0), 0, "a failed pair left prefill load");
-            assert_eq!(decode.in_flight(&1).unwrap_or(0), 0, "a failed pair left decode load");
+            assert_eq!(
+                prefill.in_flight(&0).unwrap_or(0),
+                0,
+                "a failed pair left prefill load"
+            );
+            assert_eq!(
+                decode.in_flight(&1).unwrap_or(0),
+                0,
+                "a failed pair left decode load"
+            );
         }
     }
     drop(pairs);
@@ -45,15 +61,21 @@ fn pair_races_removal(plan: Plan, remove_prefill: bool) {
 
 #[test]
 fn pair_booking_races_a_prefill_removal() {
-    model("pair_prefill_removal", || pair_races_removal(Plan::Disaggregate, true));
+    model("pair_prefill_removal", || {
+        pair_races_removal(Plan::Disaggregate, true)
+    });
 }
 
 #[test]
 fn pair_booking_races_a_decode_removal() {
-    model("pair_decode_removal", || pair_races_removal(Plan::Disaggregate, false));
+    model("pair_decode_removal", || {
+        pair_races_removal(Plan::Disaggregate, false)
+    });
 }
 
 #[test]
 fn local_pair_booking_races_a_decode_removal() {
-    model("pair_local_decode_removal", || pair_races_removal(Plan::Local, false));
+    model("pair_local_decode_removal", || {
+        pair_races_removal(Plan::Local, false)
+    });
 }
