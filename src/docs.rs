@@ -732,6 +732,28 @@
 /// `reclaim` off it, and refuses a worker that has left. Plain drops do
 /// nothing new: the code is in `storage/phased.rs`.
 ///
+/// # Prefill/decode pairs
+/// [`Pairs`](crate::Pairs) joins two pools through one handle on each and
+/// uses nothing but their public picks (`src/pair/`). A pair pick books the
+/// decode side first, then decides, then books the prefill side; when the
+/// second booking fails the first guard drops before the error returns, so a
+/// pair is both bookings or neither, whatever races it (a removal between the
+/// two is an ordinary removal under a live guard). A [`Plan::Local`](crate::Plan)
+/// pair is one booking on the decode worker, charged the prefill's weight
+/// too, whose [`hand_off`](crate::PairReservation::hand_off) gives that share
+/// back as a phased part; a disaggregated pair drops its prefill guard there.
+///
+/// The [`Decider`](crate::Decider) is llm-d's rule: disaggregate when the
+/// decode choice's uncached tokens (`needed − held` from the decode
+/// request's cache hits, or the prefill weight without them) exceed the
+/// threshold. [`Pairs::preview`](crate::Pairs::preview) finds the decode
+/// choice with a preview (no booking, no cursor move) and records that
+/// worker's load. [`Pairs::admit`](crate::Pairs::admit) books that worker
+/// when its load still reads the same, since an unchanged load is what says
+/// the preview still holds for it; otherwise it picks again and decides
+/// again (a caller's plan stays). The comparison and the booking are two
+/// steps: a booking landing in between is tolerated, as in any pick.
+///
 /// # Loom builds
 /// Everything that differs under `--cfg loom` is in the crate-private `sync`
 /// module: loom's atomics, `Arc`, `Mutex` and `UnsafeCell`; a mutex model of
@@ -748,6 +770,7 @@
 /// | growth loses no decrement | loom `growth`, tests `churn` |
 /// | per-block bounds stay below the counters; summarised picks exact, uniform, honour holes; a release before the bounds are armed skips nothing a raise needs | loom `summary` (`summary_race`, `summary_bookings`, `summary_growth`, `summary_floor_growth`, `summary_arming`, `summary_unmark`), tests `summarised` |
 /// | a retarget moves one booking | loom `retarget`, tests `accounting` |
+/// | a pair books both sides or neither under removals; preview-then-admit books what was previewed while loads stand still, decides again when they moved | loom `pair`, unit tests in `pair` |
 /// | capacity, health and drain changes racing picks leak no count; marked or draining workers are not picked | loom `fleet`, tests `fleet`, fuzz `ops` |
 /// | weighted shares, smoothness, exact weighted least-loaded | tests `fleet`, unit tests in `weights`, weighted `scan` tests |
 /// | bounds on weighted scores and their floor stay below the scores, across changes of the factors; weighted summarised picks exact and uniform | loom `scores` (`scores_race`, `scores_second_look`, `scores_version_race`), tests `summarised_weighted`, fuzz `summary` (capacities) |

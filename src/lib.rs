@@ -42,6 +42,10 @@
 //! adds `service::Route`, a `tower` `Service` that routes each request; the
 //! `sessions` feature adds `Sessions`, session bindings with an idle TTL.
 //!
+//! For disaggregated LLM serving, [`Pairs`] picks a prefill worker and a
+//! decode worker from two pools: preview the decode choice, decide with a
+//! [`Decider`] (or the caller's [`Plan`]), then book both sides or neither.
+//!
 //! See [`docs`] for the design, its invariants and their proofs.
 
 #![warn(missing_docs)]
@@ -63,6 +67,7 @@ mod membership;
 mod mode;
 mod names;
 mod owned;
+mod pair;
 mod pool;
 mod registry;
 mod remap;
@@ -94,6 +99,10 @@ pub use hold::{ReservedFuture, ReservedStream};
 pub use mode::Mode;
 pub use owned::handle::OwnedHandle;
 pub use owned::reservation::OwnedReservation;
+pub use pair::{
+    Decider, OwnedPairReservation, PairGuard, PairHandle, PairPreview, PairRequest, PairReservation, Pairs,
+    Plan,
+};
 pub use pool::{Pool, PoolStats};
 pub use registry::{Params, Registry};
 pub use reports::{DEFAULT_REPORT_MAX_AGE, MAX_REPORTED_LOAD, Summary};

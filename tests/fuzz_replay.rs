@@ -370,3 +370,57 @@ fn summarised_ops() -> Vec<summary::Op> {
     ]);
     ops
 }
+
+/// The `ops` target's pair operations, mixed with removals, drains and
+/// releases on the decode pool, from seeded generated inputs (the seed
+/// corpus predates them).
+#[test]
+fn ops_pairs_generated() {
+    use ops::{Input, Op, Weight};
+    let mut rng = fastrand::Rng::with_seed(35);
+    for seed in 0..if cfg!(miri) { 2 } else { 150 } {
+        let mut ops = Vec::new();
+        for _ in 0..40 {
+            let (a, b, c) = (rng.u8(..), rng.u8(..), rng.u8(..));
+            ops.push(match rng.u8(..12) {
+                0 | 1 => Op::PairReserve {
+                    prefill: a,
+                    decode: b % 4,
+                    threshold: c,
+                    local: [None, Some(true), Some(false)][usize::from(a % 3)],
+                },
+                2 | 3 => Op::PairPreviewAdmit {
+                    prefill: a,
+                    decode: b % 4,
+                    threshold: c,
+                },
+                4 | 5 => Op::PairHandOff(a),
+                6 => Op::PairRelease(a),
+                7 => Op::PairPrefillDrain {
+                    key: a,
+                    drain: b % 2 == 0,
+                },
+                8 => Op::Remove(a),
+                9 => Op::Insert(a),
+                10 => Op::Drain(a),
+                _ => Op::Reserve {
+                    pick: arbitrary_pick(&mut rng),
+                    weight: Weight::Small(b),
+                },
+            });
+        }
+        ops::run(Input {
+            seed,
+            backend: 0,
+            limit: (seed % 3) as u8 * 7,
+            initial: vec![0, 1, 2, 3],
+            ops,
+        });
+    }
+}
+
+fn arbitrary_pick(rng: &mut fastrand::Rng) -> ops::Pick {
+    use arbitrary::{Arbitrary, Unstructured};
+    let bytes: Vec<u8> = (0..64).map(|_| rng.u8(..)).collect();
+    ops::Pick::arbitrary(&mut Unstructured::new(&bytes)).expect("enough bytes")
+}

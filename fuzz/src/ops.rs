@@ -24,6 +24,7 @@ use workerpick::{
     LeastLoaded, MAX_REPORTED_LOAD, Params, Pool, PoolStats, PowerOfTwo, Random, Registry, Request,
     Reservation, Rng, RoundRobin, Selector, UNHEALTHY_LOAD, WorkerInfo,
 };
+use workerpick::{Decider, PairRequest, PairReservation, Pairs, Plan};
 
 /// Workers are `0..KEYS`: a small space, so inputs collide often.
 pub const KEYS: u8 = 10;
@@ -132,6 +133,30 @@ pub enum Op {
     Drain(u8),
     /// `resume(key)`.
     Resume(u8),
+    // Pairs: this pool as the decode pool beside a fixed prefill pool.
+    /// `Pairs::reserve` (least-loaded both sides): prefill weight, decode
+    /// weight, the decider's threshold, the caller's plan (`Some(true)`: local).
+    PairReserve {
+        prefill: u8,
+        decode: u8,
+        threshold: u8,
+        local: Option<bool>,
+    },
+    /// `Pairs::preview` then `Pairs::admit` at once: the previewed worker and plan.
+    PairPreviewAdmit {
+        prefill: u8,
+        decode: u8,
+        threshold: u8,
+    },
+    /// `hand_off` of pair `index % pairs`.
+    PairHandOff(u8),
+    /// Drops pair `index % pairs`.
+    PairRelease(u8),
+    /// Drains (or resumes) prefill worker `key % PREFILL_KEYS`.
+    PairPrefillDrain {
+        key: u8,
+        drain: bool,
+    },
 }
 
 /// The load `Op::Report` reports.
@@ -501,6 +526,8 @@ struct Model {
     epoch: u64,
     handle_epochs: Vec<u64>,
     guards: Vec<(u8, u32)>,
+    /// Live pairs, in the order of `Run::pairs`.
+    pairs: Vec<PairModel>,
     cursor: usize,
     fallbacks: u64,
     /// `None`: never built (`Eligibility::new()`).
@@ -675,11 +702,18 @@ impl Model {
     }
 
     fn load(&self, k: u8) -> u64 {
+        let pairs: u64 = self
+            .pairs
+            .iter()
+            .filter(|p| p.decode == k)
+            .map(|p| u64::from(p.weight))
+            .sum();
         self.guards
             .iter()
             .filter(|&&(g, _)| g == k)
             .map(|&(_, w)| u64::from(w))
-            .sum()
+            .sum::<u64>()
+            + pairs
     }
 
     /// The load reported for `k` from outside, summed exactly.
@@ -753,7 +787,12 @@ impl Model {
     }
 
     fn pins(&self, k: u8) -> usize {
-        self.guards.iter().filter(|&&(g, w)| g == k && w == 0).count()
+        let pairs = self
+            .pairs
+            .iter()
+            .filter(|p| p.decode == k && p.weight == 0)
+            .count();
+        self.guards.iter().filter(|&&(g, w)| g == k && w == 0).count() + pairs
     }
 
     fn publish(&mut self) {
@@ -943,6 +982,9 @@ struct Run<'p> {
     /// Two other routers over every key, whose summaries `Op::PeerSummary` applies.
     peers: &'p [Pool<u8>; 2],
     peer_guards: [Vec<Reservation<'p, u8>>; 2],
+    /// The prefill pool of `Op::Pair*`: workers `0..PREFILL_KEYS`.
+    prefill: &'p Pool<u8>,
+    pairs: Vec<PairReservation<Reservation<'p, u8>, Reservation<'p, u8>>>,
     seed: u64,
     renewals: u64,
     handles: Vec<Handle<'p, u8>>,
@@ -1017,12 +1059,15 @@ pub fn run(input: Input) {
     foreign.replace(0..KEYS).expect("distinct workers");
     let foreign = foreign.eligibility(|_| true);
     let peers = [0, 1].map(|_| Pool::from_workers(0..KEYS).expect("distinct workers"));
+    let prefill = Pool::from_workers(0..PREFILL_KEYS).expect("distinct workers");
     // Nothing ages out but through `Op::ExpireReports`.
     pool.set_report_max_age(Duration::from_secs(3600));
     let mut run = Run {
         pool: &pool,
         peers: &peers,
         peer_guards: [Vec::new(), Vec::new()],
+        prefill: &prefill,
+        pairs: Vec::new(),
         seed: input.seed,
         renewals: 0,
         handles: Vec::new(),
@@ -1174,6 +1219,11 @@ impl<'p> Run<'p> {
                 };
                 assert_eq!(pool.set_healthy(&k, healthy), want, "set_healthy({k}, {healthy})");
             }
+            Op::PairReserve { .. }
+            | Op::PairPreviewAdmit { .. }
+            | Op::PairHandOff(_)
+            | Op::PairRelease(_)
+            | Op::PairPrefillDrain { .. } => self.pair_op(op),
             Op::Drain(k) | Op::Resume(k) => {
                 let (k, drain) = (key(k), matches!(*op, Op::Drain(_)));
                 let want = if self.model.is_member(k) {
@@ -1650,6 +1700,7 @@ impl<'p> Run<'p> {
         for (g, &(k, w)) in self.guards.iter().zip(&m.guards) {
             assert_eq!((*g.worker(), g.weight()), (k, w), "guard, {}", ctx());
         }
+        self.check_pairs(&ctx());
         let stats = pool.stats();
         let want = (m.members.len(), m.retired.len(), m.free, m.capacity, m.fallbacks);
         let PoolStats {
@@ -1674,6 +1725,8 @@ impl<'p> Run<'p> {
     fn finish(mut self) {
         self.guards.clear();
         self.model.guards.clear();
+        self.pairs.clear();
+        self.model.pairs.clear();
         self.check("dropping every guard");
         for (k, load) in self.pool.loads() {
             assert_eq!(load, 0, "{k} still loaded with no guard alive");
@@ -1707,4 +1760,178 @@ fn info(cpu: bool, group: u8) -> WorkerInfo {
         DeviceKind::Accelerator
     };
     WorkerInfo::new().device(device).group(u32::from(group))
+}
+
+/// Prefill workers of the pair operations: `0..PREFILL_KEYS`.
+pub const PREFILL_KEYS: u8 = 3;
+
+/// A live pair as the model sees it: the decode booking (its prefill share
+/// included until the hand-off) and the prefill booking, if any.
+#[derive(Clone, Debug)]
+struct PairModel {
+    decode: u8,
+    weight: u32,
+    share: u32,
+    prefill: Option<(u8, u32)>,
+}
+
+/// The pair operations, apart from the rest so that other blocks merge
+/// cleanly. Which decode worker a pair takes is not predicted (the
+/// least-loaded rule is checked by `Op::Reserve`); what is checked is the
+/// accounting: both bookings or neither, each side's load to the unit, the
+/// plan the decider or the caller gave, and preview-then-admit booking what
+/// was previewed. A pair pick may count a health fallback; the model takes
+/// the pool's count after one.
+impl<'p> Run<'p> {
+    fn pair_op(&mut self, op: &Op) {
+        match *op {
+            Op::PairReserve {
+                prefill,
+                decode,
+                threshold,
+                local,
+            } => {
+                let mut req = PairRequest::new(
+                    Request::new().weight(prefill.into()),
+                    Request::new().weight(decode.into()),
+                );
+                if let Some(local) = local {
+                    req = req.plan(if local { Plan::Local } else { Plan::Disaggregate });
+                }
+                let decider = Decider::new(threshold.into());
+                let want = req.get_plan().unwrap_or_else(|| decider.decide(prefill.into()));
+                let (prefill_pool, pool) = (self.prefill, self.pool);
+                let mut pairs = Pairs::new(prefill_pool.handle(), pool.handle(), decider);
+                let ll = LeastLoaded::new();
+                let got = pairs.reserve(&ll, &ll, &req);
+                drop(pairs);
+                self.book_pair(got, want, prefill.into(), decode.into(), "reserve");
+            }
+            Op::PairPreviewAdmit {
+                prefill,
+                decode,
+                threshold,
+            } => {
+                let req = PairRequest::new(
+                    Request::new().weight(prefill.into()),
+                    Request::new().weight(decode.into()),
+                );
+                let decider = Decider::new(threshold.into());
+                let (prefill_pool, pool) = (self.prefill, self.pool);
+                let mut pairs = Pairs::new(prefill_pool.handle(), pool.handle(), decider);
+                let ll = LeastLoaded::new();
+                let before = (self.pool.loads(), self.prefill.loads());
+                let Ok(seen) = pairs.preview(&ll, &req) else {
+                    self.model.fallbacks = self.pool.stats().fallbacks;
+                    return;
+                };
+                assert_eq!(
+                    (self.pool.loads(), self.prefill.loads()),
+                    before,
+                    "a pair preview booked"
+                );
+                assert_eq!(seen.plan(), decider.decide(prefill.into()), "preview plan");
+                let fits = !self
+                    .model
+                    .overflows(*seen.decode(), u32::from(decode) + u32::from(prefill));
+                let got = pairs.admit(&seen, &ll, &ll, &req);
+                drop(pairs);
+                if let (Ok(pair), true) = (&got, fits) {
+                    assert_eq!(
+                        (pair.decode(), pair.plan()),
+                        (seen.decode(), seen.plan()),
+                        "admit != preview"
+                    );
+                }
+                self.book_pair(got, seen.plan(), prefill.into(), decode.into(), "admit");
+            }
+            Op::PairHandOff(i) => {
+                if !self.pairs.is_empty() {
+                    let i = usize::from(i) % self.pairs.len();
+                    self.pairs[i].hand_off();
+                    let m = &mut self.model.pairs[i];
+                    m.weight -= core::mem::take(&mut m.share);
+                    m.prefill = None;
+                }
+            }
+            Op::PairRelease(i) => {
+                if !self.pairs.is_empty() {
+                    let i = usize::from(i) % self.pairs.len();
+                    drop(self.pairs.swap_remove(i));
+                    self.model.pairs.swap_remove(i);
+                }
+            }
+            Op::PairPrefillDrain { key, drain } => {
+                let k = key % PREFILL_KEYS;
+                let got = if drain {
+                    self.prefill.drain(&k)
+                } else {
+                    self.prefill.resume(&k)
+                };
+                assert_eq!(got, Ok(()), "prefill drain {k}");
+            }
+            _ => unreachable!("not a pair operation"),
+        }
+    }
+
+    /// Records a pair pick's result: on success both sides as the plan says,
+    /// on failure nothing booked on either pool.
+    fn book_pair(
+        &mut self,
+        got: Result<PairReservation<Reservation<'p, u8>, Reservation<'p, u8>>, Error>,
+        plan: Plan,
+        prefill: u32,
+        decode: u32,
+        what: &str,
+    ) {
+        self.model.fallbacks = self.pool.stats().fallbacks;
+        let pair = match got {
+            Ok(pair) => pair,
+            Err(_) => return, // `check` finds any load left behind
+        };
+        assert_eq!(pair.plan(), plan, "pair {what}: plan");
+        let k = *pair.decode();
+        assert!(
+            self.model.is_member(k) && !self.model.draining.contains(&k),
+            "pair {what} on {k}"
+        );
+        let m = match plan {
+            Plan::Local => PairModel {
+                decode: k,
+                weight: decode + prefill,
+                share: prefill,
+                prefill: None,
+            },
+            Plan::Disaggregate => PairModel {
+                decode: k,
+                weight: decode,
+                share: 0,
+                prefill: Some((*pair.prefill().expect("a disaggregated pair's prefill"), prefill)),
+            },
+        };
+        self.pairs.push(pair);
+        self.model.pairs.push(m);
+    }
+
+    fn check_pairs(&self, ctx: &str) {
+        for (p, m) in self.pairs.iter().zip(&self.model.pairs) {
+            assert_eq!(*p.decode(), m.decode, "pair decode, {ctx}");
+            assert_eq!(
+                p.prefill().copied(),
+                m.prefill.map(|(k, _)| k),
+                "pair prefill, {ctx}"
+            );
+        }
+        for k in 0..PREFILL_KEYS {
+            let want: u32 = self
+                .model
+                .pairs
+                .iter()
+                .filter_map(|m| m.prefill)
+                .filter(|&(p, _)| p == k)
+                .map(|(_, w)| w)
+                .sum();
+            assert_eq!(self.prefill.in_flight(&k), Some(want), "prefill {k} load, {ctx}");
+        }
+    }
 }

@@ -2,6 +2,7 @@
 //! and `tests/simulate.rs` (its invariants on a small configuration).
 
 pub mod bursts;
+pub mod disagg;
 pub mod engine;
 pub mod fleet;
 pub mod join;

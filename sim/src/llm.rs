@@ -139,7 +139,7 @@ pub struct Run {
 }
 
 /// An LRU set of blocks: recency stamps both ways.
-struct Lru {
+pub(crate) struct Lru {
     cap: usize,
     stamp: u64,
     at: HashMap<u64, u64>,
@@ -147,7 +147,7 @@ struct Lru {
 }
 
 impl Lru {
-    fn new(cap: usize) -> Self {
+    pub(crate) fn new(cap: usize) -> Self {
         Self {
             cap,
             stamp: 0,
@@ -161,11 +161,11 @@ impl Lru {
     }
 
     /// How many leading blocks of `chain` it holds.
-    fn prefix(&self, chain: &[u64]) -> u32 {
+    pub(crate) fn prefix(&self, chain: &[u64]) -> u32 {
         chain.iter().take_while(|b| self.contains(**b)).count() as u32
     }
 
-    fn touch_all(&mut self, chain: &[u64]) {
+    pub(crate) fn touch_all(&mut self, chain: &[u64]) {
         for &b in chain {
             self.stamp += 1;
             if let Some(old) = self.at.insert(b, self.stamp) {
@@ -192,14 +192,14 @@ struct Session {
 }
 
 /// The sessions' next requests, in arrival order: each a chain of blocks.
-struct Workload {
+pub(crate) struct Workload {
     rng: Rng,
     sessions: Vec<Session>,
     next_id: u64,
 }
 
 impl Workload {
-    fn new(s: &Scenario) -> Self {
+    pub(crate) fn new(s: &Scenario) -> Self {
         let mut rng = Rng::with_seed(s.seed ^ 0x5e55);
         let sessions = (0..s.sessions)
             .map(|i| Session {
@@ -215,7 +215,7 @@ impl Workload {
         }
     }
 
-    fn next(&mut self, s: &Scenario, chain: &mut Vec<u64>) {
+    pub(crate) fn next(&mut self, s: &Scenario, chain: &mut Vec<u64>) {
         let i = self.rng.below(s.sessions) as usize;
         let sess = &mut self.sessions[i];
         chain.clear();
@@ -420,11 +420,11 @@ fn thresholds(running: &[u32], held: &[(&u32, u32)], index: &[Lru], blocks: u32)
         .expect("workers")
 }
 
-fn unit(bits: u64) -> f64 {
+pub(crate) fn unit(bits: u64) -> f64 {
     (bits >> 11) as f64 / (1u64 << 53) as f64
 }
 
-fn quantile(v: &mut [f64], q: f64) -> f64 {
+pub(crate) fn quantile(v: &mut [f64], q: f64) -> f64 {
     v.sort_by(f64::total_cmp);
     v[((v.len() - 1) as f64 * q).round() as usize]
 }

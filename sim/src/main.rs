@@ -492,6 +492,14 @@ fn main() -> ExitCode {
             ..sim::llm::Scenario::default()
         };
         print!("\n{}", sim::llm::table(&s, &sim::llm::run_all(&s)));
+        let f = sim::disagg::Fleet {
+            load: sim::llm::Scenario {
+                seed: args.seed,
+                ..sim::disagg::Fleet::default().load
+            },
+            ..sim::disagg::Fleet::default()
+        };
+        print!("\n{}", sim::disagg::table(&f, &sim::disagg::run_all(&f)));
     }
     if let Some(path) = &args.plot {
         if let Err(e) = sim::plot::svg(path, &reports, &config.load.fleet) {

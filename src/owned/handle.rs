@@ -68,6 +68,16 @@ impl<W: Clone + Eq + Hash + Send + Sync> OwnedHandle<W> {
 
     thin_picks!(OwnedReservation<W>);
 
+    /// [`preview`](Self::preview) for `request`.
+    #[inline]
+    pub fn preview_with<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<&W, Error> {
+        self.pick(selector, request, Intent::Preview)
+    }
+
     /// Picks a worker for `request` and books `request`'s weight on it.
     #[inline]
     pub fn reserve_with<S: Selector + ?Sized>(

@@ -73,6 +73,25 @@ impl CacheHits {
         self.needed
     }
 
+    /// Keys `worker` holds, as recorded for it in `pool`'s set: 0 for a
+    /// worker not in the set now, or when this was built for another pool.
+    ///
+    /// ```
+    /// use workerpick::{CacheHits, Pool};
+    /// let pool = Pool::from_workers(["a", "b"]).unwrap();
+    /// let hits = CacheHits::build(&pool, 4, |w| if *w == "b" { 3 } else { 0 });
+    /// assert_eq!((hits.held_by(&pool, &"a"), hits.held_by(&pool, &"b")), (0, 3));
+    /// ```
+    pub fn held_by<W: Clone + Eq + Hash + Send + Sync>(&self, pool: &Pool<W>, worker: &W) -> u32 {
+        if self.pool != pool.id() {
+            return 0;
+        }
+        let snap = pool.snapshot();
+        snap.index
+            .get(worker)
+            .map_or(0, |&slot| self.held_in(&snap.view, slot))
+    }
+
     /// Refills from `pool`'s current set, asking `held` for every worker.
     pub fn rebuild<W: Clone + Eq + Hash + Send + Sync>(
         &mut self,

@@ -1,0 +1,160 @@
+//! The two kinds of handle a pair picks through, and the guards they book.
+
+use crate::error::Error;
+use crate::handle::Handle;
+use crate::owned::handle::OwnedHandle;
+use crate::owned::reservation::OwnedReservation;
+use crate::pool::Pool;
+use crate::request::Request;
+use crate::reservation::Reservation;
+use crate::selector::Selector;
+use core::hash::Hash;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A handle a [`Pairs`](crate::Pairs) picks through: a borrowed
+/// [`Handle`] or an [`OwnedHandle`]. Sealed; its methods are the handles' own.
+pub trait PairHandle: sealed::Sealed {
+    /// The worker type.
+    type Worker: Clone + Eq + Hash + Send + Sync;
+    /// The reservation this handle books.
+    type Guard: PairGuard<Worker = Self::Worker>;
+
+    /// The pool picked from.
+    fn pair_pool(&self) -> &Pool<Self::Worker>;
+
+    /// [`Handle::preview_with`].
+    fn pair_preview<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<&Self::Worker, Error>;
+
+    /// [`Handle::reserve_with`].
+    fn pair_reserve<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<Self::Guard, Error>;
+
+    /// [`Handle::reserve_worker`].
+    fn pair_reserve_worker(&mut self, worker: &Self::Worker, weight: u32) -> Result<Self::Guard, Error>;
+}
+
+/// A reservation one side of a pair holds: [`Reservation`] or
+/// [`OwnedReservation`]. Sealed; its methods are the reservations' own.
+pub trait PairGuard: sealed::Sealed {
+    /// The worker type.
+    type Worker;
+    /// The worker booked.
+    fn worker(&self) -> &Self::Worker;
+    /// The load held.
+    fn weight(&self) -> u32;
+    /// [`Reservation::release_part`].
+    fn release_part(&mut self, n: u32) -> u32;
+    /// [`Reservation::add_charge`].
+    fn add_charge(&mut self, n: u32) -> Result<(), Error>;
+}
+
+impl<W: Clone + Eq + Hash + Send + Sync> sealed::Sealed for Handle<'_, W> {}
+impl<W: Clone + Eq + Hash + Send + Sync> sealed::Sealed for OwnedHandle<W> {}
+impl<W> sealed::Sealed for Reservation<'_, W> {}
+impl<W> sealed::Sealed for OwnedReservation<W> {}
+
+impl<'p, W: Clone + Eq + Hash + Send + Sync> PairHandle for Handle<'p, W> {
+    type Worker = W;
+    type Guard = Reservation<'p, W>;
+
+    fn pair_pool(&self) -> &Pool<W> {
+        self.pool()
+    }
+
+    #[inline]
+    fn pair_preview<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<&W, Error> {
+        self.preview_with(selector, request)
+    }
+
+    #[inline]
+    fn pair_reserve<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<Reservation<'p, W>, Error> {
+        self.reserve_with(selector, request)
+    }
+
+    fn pair_reserve_worker(&mut self, worker: &W, weight: u32) -> Result<Reservation<'p, W>, Error> {
+        self.reserve_worker(worker, weight)
+    }
+}
+
+impl<W: Clone + Eq + Hash + Send + Sync> PairHandle for OwnedHandle<W> {
+    type Worker = W;
+    type Guard = OwnedReservation<W>;
+
+    fn pair_pool(&self) -> &Pool<W> {
+        self.pool()
+    }
+
+    #[inline]
+    fn pair_preview<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<&W, Error> {
+        self.preview_with(selector, request)
+    }
+
+    #[inline]
+    fn pair_reserve<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<OwnedReservation<W>, Error> {
+        self.reserve_with(selector, request)
+    }
+
+    fn pair_reserve_worker(&mut self, worker: &W, weight: u32) -> Result<OwnedReservation<W>, Error> {
+        self.reserve_worker(worker, weight)
+    }
+}
+
+impl<W: Clone + Eq + Hash + Send + Sync> PairGuard for Reservation<'_, W> {
+    type Worker = W;
+    fn worker(&self) -> &W {
+        Reservation::worker(self)
+    }
+    fn weight(&self) -> u32 {
+        Reservation::weight(self)
+    }
+    #[inline]
+    fn release_part(&mut self, n: u32) -> u32 {
+        Reservation::release_part(self, n)
+    }
+    fn add_charge(&mut self, n: u32) -> Result<(), Error> {
+        Reservation::add_charge(self, n)
+    }
+}
+
+impl<W: Clone + Eq + Hash + Send + Sync> PairGuard for OwnedReservation<W> {
+    type Worker = W;
+    fn worker(&self) -> &W {
+        OwnedReservation::worker(self)
+    }
+    fn weight(&self) -> u32 {
+        OwnedReservation::weight(self)
+    }
+    #[inline]
+    fn release_part(&mut self, n: u32) -> u32 {
+        OwnedReservation::release_part(self, n)
+    }
+    fn add_charge(&mut self, n: u32) -> Result<(), Error> {
+        OwnedReservation::add_charge(self, n)
+    }
+}
