@@ -109,6 +109,7 @@ macro_rules! cfg_scalar_only {
 mod api;
 mod backend;
 mod blocks;
+mod credit;
 mod dispatch;
 mod draw;
 mod kernel;
@@ -147,7 +148,9 @@ pub(crate) use scored::{Scored, least_scored};
 // The kernel itself: for the crate's picks, its fuzz targets, benchmarks and CI
 // scripts. Not part of the API.
 #[doc(hidden)]
-pub use api::{least, least_weighted, min_ties, min_ties_all, nth_tie, nth_tie_all};
+pub use api::{least, least_credited, least_weighted, min_ties, min_ties_all, nth_tie, nth_tie_all};
+#[doc(hidden)]
+pub use credit::Credit;
 #[doc(hidden)]
 pub use kernel::Kernel;
 #[doc(hidden)]
