@@ -467,3 +467,14 @@ fn dense_answers_when_many_are_credited() {
     pool.insert(64).unwrap();
     assert_eq!(with_cx(&pool, &req, &mut rng, |cx| pass::minimum_dense(cx, rule).map(slot_of)), None);
 }
+
+#[test]
+fn dense_answers_on_a_large_pool() {
+    let pool = Pool::from_workers(0..1024u32).unwrap();
+    let hits = CacheHits::build(&pool, 16, |w| w % 8);
+    let req = Request::new().cache_hits(&hits);
+    let rule = Rule { weight: CreditWeight::ONE, busy: None, health: false };
+    let got = with_cx(&pool, &req, &mut Rng::with_seed(1), |cx| pass::minimum_dense(cx, rule).map(slot_of));
+    assert_eq!(got.map(|s| s.map(|s| s % 8)), Some(Some(7)));
+}
+
