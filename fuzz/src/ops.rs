@@ -612,7 +612,8 @@ fn builtin(canonical: &str) -> Option<(&'static str, Rule)> {
 }
 
 /// The affinity and cost modes are listed (every registry resolves them) but
-/// not modelled: no name in [`NAMES`] spells them, so no op picks with them.
+/// no name in [`NAMES`] spells them, so no resolved pick uses them; the cost
+/// mode is modelled through its own op, [`Op::CostReserve`].
 const BUILTIN_NAMES: [&str; 7] = [
     "random",
     "round-robin",
