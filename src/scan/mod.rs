@@ -28,7 +28,9 @@
 //! The weighted scan ([`least_weighted`]) compares a score per lane instead:
 //! `(min(x, limit) + add) * scale[i]` for the effective value
 //! `x`, the load per unit of capacity as one `u32` (see `weighting.rs`). It is the
-//! same scan over another view of the lanes, with the same tries and draws.
+//! same scan over another view of the lanes, with the same tries and draws. So is the
+//! credited scan ([`least_credited`]), the cost mode's dense pass: per lane
+//! `1000·min(x, limit) + α·K − α·credit[i]`, exact below `1000·limit` (`credit.rs`).
 //!
 //! `scalar.rs` is the specification: the AVX2, AVX-512 and NEON backends must return
 //! exactly what it returns for the same values and the same draws. The vector
