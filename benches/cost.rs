@@ -3,7 +3,9 @@
 //! by worker from the request's overlap map and each worker's load, then a
 //! `Vec` of probabilities for the softmax (or a scan of the map for the
 //! minimum). Groups are `cost/workers`; each reserves, reads the worker and
-//! releases, with 1 % of the workers (at least one) credited.
+//! releases, with 1 % of the workers (at least one) credited; `reserve-t0-dense`
+//! credits every worker (`w % 8` blocks), which the cost mode answers with its
+//! one SIMD pass over loads and credits (`scan::least_credited`).
 
 mod common;
 
@@ -73,8 +75,9 @@ impl Reference {
 }
 
 fn cost(c: &mut Criterion<CpuTime>) {
-    for n in [8usize, 1024, 10_000] {
-        let pool = Pool::from_workers(0..n as u64).unwrap();
+    for n in [8usize, 1024, 10_000, 100_000] {
+        let pool = Pool::with_max_workers(n.max(8)).unwrap();
+        pool.replace(0..n as u64).unwrap();
         let credited: Vec<(u64, u32)> = (0..n as u64)
             .step_by(100)
             .map(|w| (w, 1 + (w % 7) as u32))
@@ -82,6 +85,8 @@ fn cost(c: &mut Criterion<CpuTime>) {
         let mut hits = CacheHits::new();
         hits.rebuild_sparse(&pool, 16, credited.iter().map(|(w, o)| (w, *o)));
         let req = Request::new().cache_hits(&hits);
+        let dense_hits = CacheHits::build(&pool, 16, |w| (w % 8) as u32);
+        let dense = Request::new().cache_hits(&dense_hits);
         let soft = Cost::new().with_temperature(Temperature::new(0.5).unwrap());
         let mut h = pool.handle_with_rng(Rng::with_seed(1));
         let reference = Reference {
@@ -90,9 +95,12 @@ fn cost(c: &mut Criterion<CpuTime>) {
         };
         let overlaps: HashMap<u64, u32> = credited.iter().copied().collect();
         let mut g = c.benchmark_group(format!("cost/{n}"));
-        g.sample_size(settings::samples(if n > 1000 { 20 } else { 50 }));
+        g.sample_size(settings::samples(if n > 1000 { 10 } else { 50 }));
         g.bench_function(BenchmarkId::new("reserve-t0", "workerpick-handle"), |b| {
             b.iter(|| *h.reserve_with(&Cost::new(), &req).unwrap().worker())
+        });
+        g.bench_function(BenchmarkId::new("reserve-t0-dense", "workerpick-handle"), |b| {
+            b.iter(|| *h.reserve_with(&Cost::new(), &dense).unwrap().worker())
         });
         g.bench_function(BenchmarkId::new("reserve-t0", "reference"), |b| {
             b.iter(|| {

@@ -704,6 +704,29 @@
 /// but from the same set of least-cost workers (property test
 /// `sparse_matches_reference`).
 ///
+/// *Dense credit (`T = 0`).* When more are credited, one SIMD scan reads each
+/// candidate's counter and credit side by side (`scan::least_credited`, the
+/// least-loaded scan over another view of the lanes, as the weighted scan
+/// is) and compares a `u32` key per lane:
+/// `key = 1000·min(x, limit) + α_milli·K − α_milli·o` (wrapping), with `x`
+/// the counter ORed with its exclusion, `K` at least every credit
+/// (`CacheHits` records it as it is built) and
+/// `limit = ⌊(2^32 − 1 − α_milli·K)/1000⌋`. With `o <= K` nothing wraps and
+/// the key is the exact cost plus `α_milli·K` for every `x <= limit`; a
+/// clamped lane (an excluded one among them) keys at least `1000·limit`, and
+/// less than its true key, so a least key below `1000·limit` is exact and so
+/// is the set of lanes tied at it. The vectors compute `α·K − α·o` as
+/// `α·K + (2^32 − α)·o` (two lane-wise multiplies, two adds; no subtract or
+/// 64-bit lane needed); the load the booking validates is recovered from the
+/// key, `(key + α·o − α·K)/1000`. The scan declines, and the reference
+/// answers, for credits built for another set than the pick's (they would
+/// need a per-slot identity check), for `α_milli·K > 2^32 − 1001`, for a
+/// least key at or over the bound, and in the cases the sparse path
+/// declines for. Each backend (AVX2, AVX-512, NEON and the portable vector
+/// code) makes the scalar reference's draws and answers
+/// (`scan::tests::credited`), and the cost-level answer is the reference's
+/// least cost (property test `dense_matches_reference`).
+///
 /// *`T > 0`.* `P(i) = exp(−(c_i − c_min)/((c_max − c_min)·T)) / Σ_j …`
 /// over the best health tier, uniform when all costs are equal. Three
 /// scalar passes: min, max and tier; the sum of the weights; one 53-bit draw
@@ -777,7 +800,7 @@
 /// | round-robin tickets distinct, preview free | loom `round_robin`, unit tests in `selectors` |
 /// | affinity: only a removed worker's keys move, the bound holds (weights, stale totals, threads); bookings racing lose nothing; bindings never outlive their worker | loom `affinity`, tests `affinity`, `sessions`; simulator test `sessions` |
 /// | each mode's rule and draws | unit tests in `selectors` against a sequential reference; tests `device_aware` |
-/// | the cost pick: least key against an oracle, sparse path equal to the reference, softmax against its formula, health and busy rules | unit and property tests in `selectors/cost`; loom `cost` (`cost_exact`); sim test `llm` (beats least-loaded on hits and TTFT) |
+/// | the cost pick: least key against an oracle, sparse and dense paths equal to the reference, softmax against its formula, health and busy rules | unit and property tests in `selectors/cost`, `scan::tests::credited`; loom `cost` (`cost_exact`); fuzz `ops` (`CostReserve`, `ReleasePart`, `AddCharge`); sim test `llm` (beats least-loaded on hits and TTFT) |
 /// | phased load: each part leaves once, never below zero, an emptied guard keeps its slot | loom `cost` (`phased_release`, `phased_pin`); tests `phased` (model property test, threads) |
 /// | SIMD kernels equal the scalar reference | unit and property tests in `scan`, fuzz `scan` (reads past a slice fault) |
 /// | no undefined behaviour, no data race in unsafe code | Miri over the unit tests and `stress` (`ci/miri.sh`) |

@@ -424,3 +424,70 @@ fn arbitrary_pick(rng: &mut fastrand::Rng) -> ops::Pick {
     let bytes: Vec<u8> = (0..64).map(|_| rng.u8(..)).collect();
     ops::Pick::arbitrary(&mut Unstructured::new(&bytes)).expect("enough bytes")
 }
+
+/// The cost mode and phased loads on the `ops` model: sparse and dense credit,
+/// both temperatures, a busy threshold, health marks and draining, part
+/// releases and added charges (one near the top of a counter), a worker leaving
+/// under a guard, on every backend.
+#[test]
+fn cost_and_phased_ops_agree_with_the_model() {
+    use ops::{CostPick, Input, Op, Weight};
+    let cost = |credit, dense, weight, hot, busy, handle| {
+        Op::CostReserve(CostPick {
+            credit,
+            dense,
+            weight,
+            hot,
+            busy,
+            handle,
+        })
+    };
+    let mut ops = vec![
+        Op::ReserveWorker {
+            key: 1,
+            weight: Weight::Small(5),
+            handle: None,
+        },
+        cost(0b0010, false, 2, false, None, None),
+        cost(0b1110, true, 1, false, None, Some(0)),
+        Op::ReleasePart { guard: 0, n: 3 },
+        Op::AddCharge { guard: 1, n: 2 },
+        Op::Report { key: 2, load: 3 },
+        cost(0, true, 3, false, Some(1), None),
+        cost(0b0100, false, 0, true, None, Some(1)),
+        Op::SetHealthy {
+            key: 3,
+            healthy: false,
+        },
+        cost(0b1000, true, 3, false, None, None),
+        cost(0b1000, true, 3, true, None, None),
+        Op::Drain(0),
+        cost(0b0001, true, 2, false, None, Some(0)),
+        Op::ReserveWorker {
+            key: 2,
+            weight: Weight::NearMax(2),
+            handle: None,
+        },
+        Op::AddCharge { guard: 7, n: 7 },
+        Op::Remove(1),
+        Op::AddCharge { guard: 0, n: 1 },
+        Op::ReleasePart { guard: 0, n: 7 },
+        cost(0xffff, true, 2, false, Some(0), None),
+    ];
+    for i in 0..24u8 {
+        ops.push(cost(u16::from(i) * 37, i % 3 == 0, i, i % 4 == 1, None, Some(i)));
+        ops.push(Op::ReleasePart { guard: i, n: i });
+        if i % 5 == 0 {
+            ops.push(Op::Release(i));
+        }
+    }
+    for backend in 0..4 {
+        ops::run(Input {
+            seed: 11,
+            backend,
+            limit: 0,
+            initial: vec![0, 1, 2, 3, 4, 5],
+            ops: ops.clone(),
+        });
+    }
+}

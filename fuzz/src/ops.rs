@@ -20,9 +20,9 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 use workerpick::scan::Backend;
 use workerpick::{
-    CacheHits, Choice, Context, DEFAULT_MAX_WORKERS, DeviceAware, DeviceKind, Eligibility, Error, Handle,
-    LeastLoaded, MAX_REPORTED_LOAD, Params, Pool, PoolStats, PowerOfTwo, Random, Registry, Request,
-    Reservation, Rng, RoundRobin, Selector, UNHEALTHY_LOAD, WorkerInfo,
+    CacheHits, Choice, Context, Cost, CreditWeight, DEFAULT_MAX_WORKERS, DeviceAware, DeviceKind,
+    Eligibility, Error, Handle, LeastLoaded, MAX_REPORTED_LOAD, Params, Pool, PoolStats, PowerOfTwo, Random,
+    Registry, Request, Reservation, Rng, RoundRobin, Selector, Temperature, UNHEALTHY_LOAD, WorkerInfo,
 };
 use workerpick::{Decider, PairRequest, PairReservation, Pairs, Plan};
 
@@ -133,6 +133,22 @@ pub enum Op {
     Drain(u8),
     /// `resume(key)`.
     Resume(u8),
+    // -- The cost mode and phased loads (`cost_op`); other blocks of ops go
+    // after this one, not inside it. --
+    /// `reserve_with(&Cost, ..)` through the pool or handle `handle`, with cache
+    /// hits on every worker (`dense`) or on those whose bit of `credit` is set.
+    CostReserve(CostPick),
+    /// `release_part(n % 8)` of guard `guard % guards`, leaving it at least 1 (a
+    /// reservation emptied by it is not modelled as a pin).
+    ReleasePart {
+        guard: u8,
+        n: u8,
+    },
+    /// `add_charge(n % 8)` of guard `guard % guards`.
+    AddCharge {
+        guard: u8,
+        n: u8,
+    },
     // Pairs: this pool as the decode pool beside a fixed prefill pool.
     /// `Pairs::reserve` (least-loaded both sides): prefill weight, decode
     /// weight, the decider's threshold, the caller's plan (`Some(true)`: local).
@@ -157,6 +173,18 @@ pub enum Op {
         key: u8,
         drain: bool,
     },
+}
+
+/// How [`Op::CostReserve`] picks: weight `[0, 0.5, 1, 2.5][weight % 4]`,
+/// temperature 0.5 when `hot`, a busy threshold of `busy % 4` on reported load.
+#[derive(Arbitrary, Clone, Copy, Debug)]
+pub struct CostPick {
+    pub credit: u16,
+    pub dense: bool,
+    pub weight: u8,
+    pub hot: bool,
+    pub busy: Option<u8>,
+    pub handle: Option<u8>,
 }
 
 /// The load `Op::Report` reports.
@@ -611,7 +639,8 @@ fn builtin(canonical: &str) -> Option<(&'static str, Rule)> {
 }
 
 /// The affinity and cost modes are listed (every registry resolves them) but
-/// not modelled: no name in [`NAMES`] spells them, so no op picks with them.
+/// no name in [`NAMES`] spells them, so no resolved pick uses them; the cost
+/// mode is modelled through its own op, [`Op::CostReserve`].
 const BUILTIN_NAMES: [&str; 7] = [
     "random",
     "round-robin",
@@ -1219,6 +1248,7 @@ impl<'p> Run<'p> {
                 };
                 assert_eq!(pool.set_healthy(&k, healthy), want, "set_healthy({k}, {healthy})");
             }
+            Op::CostReserve(_) | Op::ReleasePart { .. } | Op::AddCharge { .. } => self.cost_op(op),
             Op::PairReserve { .. }
             | Op::PairPreviewAdmit { .. }
             | Op::PairHandOff(_)
@@ -1353,6 +1383,132 @@ impl<'p> Run<'p> {
                 self.handles[h] = pool.handle_with_rng(rng);
                 self.model.handle_epochs[h] = self.model.epoch;
             }
+        }
+    }
+
+    /// The cost mode and phased loads, against the model: a `T = 0` pick lands
+    /// on a least `(unhealthy, 1000·load − α·credit)` among the candidates
+    /// (members not draining, not over the busy threshold), a `T > 0` pick in
+    /// the best tier; part releases and added charges move the model's load,
+    /// which the run's checks hold the pool's counters to.
+    fn cost_op(&mut self, op: &Op) {
+        let pool = self.pool;
+        match *op {
+            Op::CostReserve(c) => {
+                let held = |k: u8| {
+                    if admits(c.credit, k) {
+                        1 + u32::from(k % 4)
+                    } else if c.dense {
+                        u32::from(k % 3)
+                    } else {
+                        0
+                    }
+                };
+                let hits = CacheHits::build(pool, 8, |&k| held(k));
+                let milli = [0, 500, 1000, 2500][usize::from(c.weight % 4)];
+                let mut sel = Cost::new().with_weight(CreditWeight::from_milli(milli).unwrap());
+                if c.hot {
+                    sel = sel.with_temperature(Temperature::new(0.5).unwrap());
+                }
+                let busy = c.busy.map(|b| u32::from(b % 4));
+                if let Some(b) = busy {
+                    sel = sel.with_busy_threshold(b);
+                }
+                let req = Request::new().cache_hits(&hits);
+                let got = match c.handle {
+                    None => pool.reserve_with(&sel, &req),
+                    Some(h) => {
+                        let h = usize::from(h) % HANDLES;
+                        self.model.handle_epochs[h] = self.model.epoch;
+                        self.handles[h].reserve_with(&sel, &req)
+                    }
+                };
+                let m = &self.model;
+                let cands: Vec<u8> = m
+                    .members
+                    .iter()
+                    .map(|&(k, _)| k)
+                    .filter(|k| !m.draining.contains(k))
+                    .filter(|&k| busy.is_none_or(|b| m.published(k) <= b))
+                    .collect();
+                let cost_of = |k: u8| {
+                    let sick = m.unhealthy.contains_key(&k);
+                    (
+                        sick,
+                        1000 * m.effective(k) as i128 - i128::from(milli) * i128::from(held(k)),
+                    )
+                };
+                let best = cands.iter().map(|&k| cost_of(k)).min();
+                let overflow = cands.iter().any(|&k| m.overflows(k, 1));
+                match got {
+                    Ok(r) => {
+                        let k = *r.worker();
+                        assert!(
+                            cands.contains(&k),
+                            "cost picked {k}, not a candidate of {cands:?}"
+                        );
+                        let (tier, least) = best.expect("a candidate was picked");
+                        if c.hot {
+                            assert_eq!(cost_of(k).0, tier, "cost T > 0 left the best tier");
+                        } else {
+                            assert_eq!(cost_of(k), (tier, least), "cost T = 0 missed the least cost");
+                        }
+                        self.push_guard(r, k, 1);
+                    }
+                    Err(Error::LoadOverflow) => assert!(overflow, "cost: overflow with room"),
+                    Err(e) => assert!(cands.is_empty(), "cost: {e:?} with candidates {cands:?}"),
+                }
+            }
+            Op::ReleasePart { guard, n } => {
+                if self.guards.is_empty() {
+                    return;
+                }
+                let i = usize::from(guard) % self.guards.len();
+                let held = self.model.guards[i].1;
+                let n = u32::from(n % 8).min(held.saturating_sub(1));
+                let given = self.guards[i].release_part(n);
+                assert_eq!(given, n, "release_part({n}) of {held}");
+                self.model.guards[i].1 -= given;
+                assert_eq!(
+                    self.guards[i].weight(),
+                    self.model.guards[i].1,
+                    "weight after release_part"
+                );
+            }
+            Op::AddCharge { guard, n } => {
+                if self.guards.is_empty() {
+                    return;
+                }
+                let i = usize::from(guard) % self.guards.len();
+                let (k, held) = self.model.guards[i];
+                let n = u32::from(n % 8);
+                let got = self.guards[i].add_charge(n);
+                match got {
+                    Ok(()) => {
+                        assert!(
+                            !self.model.overflows(k, n),
+                            "add_charge({n}) past u32::MAX on {k}"
+                        );
+                        self.model.guards[i].1 += n;
+                    }
+                    Err(Error::LoadOverflow) => {
+                        assert!(self.model.overflows(k, n), "add_charge({n}): overflow with room")
+                    }
+                    Err(Error::UnknownWorker) => {
+                        assert!(
+                            held == 0 && !self.model.is_member(k),
+                            "add_charge on a member: unknown"
+                        )
+                    }
+                    Err(e) => panic!("add_charge({n}) on {k}: {e:?}"),
+                }
+                assert_eq!(
+                    self.guards[i].weight(),
+                    self.model.guards[i].1,
+                    "weight after add_charge"
+                );
+            }
+            _ => unreachable!("not a cost op"),
         }
     }
 

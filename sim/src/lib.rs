@@ -7,6 +7,7 @@ pub mod engine;
 pub mod fleet;
 pub mod join;
 pub mod llm;
+pub mod llm_plot;
 pub mod modes;
 pub mod outcome;
 pub mod plot;

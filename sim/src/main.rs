@@ -6,6 +6,7 @@
 //! cargo run --release -p workerpick-sim              # every mode, ~12 s
 //! cargo run --release -p workerpick-sim -- --help    # the knobs
 //! cargo run --release -p workerpick-sim -- --modes least-loaded,random --plot load.svg
+//! cargo run --release -p workerpick-sim -- --llm-plot llm.svg
 //! ```
 
 use workerpick_sim as sim;
@@ -111,6 +112,10 @@ struct Args {
     /// Requests per policy in the LLM prefix-cache scenario (0 skips it).
     #[arg(long, default_value_t = 8000)]
     llm_requests: usize,
+    /// Also draw the LLM scenario's TTFT and cache hit rate per policy to this
+    /// SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    llm_plot: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -491,7 +496,15 @@ fn main() -> ExitCode {
             seed: args.seed,
             ..sim::llm::Scenario::default()
         };
-        print!("\n{}", sim::llm::table(&s, &sim::llm::run_all(&s)));
+        let runs = sim::llm::run_all(&s);
+        print!("\n{}", sim::llm::table(&s, &runs));
+        if let Some(path) = &args.llm_plot {
+            if let Err(e) = sim::llm_plot::svg(path, &runs) {
+                eprintln!("simulate: {e}");
+                return ExitCode::FAILURE;
+            }
+            eprintln!("simulate: wrote {}", path.display());
+        }
         let f = sim::disagg::Fleet {
             load: sim::llm::Scenario {
                 seed: args.seed,

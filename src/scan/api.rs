@@ -4,6 +4,7 @@
 //! If the slices differ in length, the shorter one decides how many lanes there are.
 
 use super::backend::Backend;
+use super::credit::Credit;
 use super::kernel::Kernel;
 use super::outcome::{Least, MinTies};
 use super::weighting::Weighting;
@@ -176,4 +177,38 @@ pub fn least_weighted(
     draw: impl FnMut(u32) -> u32,
 ) -> Least {
     kernel.into().least_weighted(counters, excluded, weights, draw)
+}
+
+/// [`least`] over the lanes' cost keys under `credit` (see [`Credit`]): the cost
+/// mode's minimum of `1000·load − α·credit`, ties uniform, in one pass per step of
+/// [`least`]'s (the tries, the draws and the answers are its own, with `min` the
+/// least key). The lanes are as many as `counters`, `excluded` (if given) and
+/// `credit.held` have.
+///
+/// A hint as for [`least`], and more: only a minimum below
+/// [`Credit::exact_below`] is exact, with exactly its lanes tied; the caller checks
+/// others with an exact path of its own.
+///
+/// ```
+/// use std::sync::atomic::AtomicU32;
+/// use workerpick::scan::{self, Backend, Credit, Least};
+///
+/// // Loads 3, 1, 2; credits 5, 0, 2 at α = 1: costs −2, 1, 0.
+/// let counters: Vec<AtomicU32> = [3, 1, 2].into_iter().map(AtomicU32::new).collect();
+/// let c = Credit::new(&[5, 0, 2], 1000, 5).unwrap();
+/// let Least::Found { index, min } = scan::least_credited(Backend::detect(), &counters, None, c, |_| 0)
+/// else { unreachable!() };
+/// assert_eq!(index, 0);
+/// assert!(min < c.exact_below());
+/// assert_eq!(c.load_of(min, 5), 3);
+/// ```
+#[inline(always)]
+pub fn least_credited(
+    kernel: impl Into<Kernel>,
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    credit: Credit<'_>,
+    draw: impl FnMut(u32) -> u32,
+) -> Least {
+    kernel.into().least_credited(counters, excluded, credit, draw)
 }

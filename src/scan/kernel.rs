@@ -1,6 +1,7 @@
 //! A backend checked against the CPU once, and the scans it runs.
 
 use super::backend::Backend;
+use super::credit::Credit;
 use super::dispatch;
 use super::draw::{self, Cut, FEW_LANES, SAMPLES, SMALL_LANES, draw_among, sample};
 use super::outcome::{Drawn, FewAt, Least, MinTies};
@@ -143,6 +144,71 @@ impl Kernel {
             weights,
             draw,
         })
+    }
+}
+
+impl Kernel {
+    /// See [`super::least_credited`].
+    #[inline(always)]
+    pub(super) fn least_credited(
+        self,
+        counters: &[AtomicU32],
+        excluded: Option<&[u32]>,
+        credit: Credit<'_>,
+        draw: impl FnMut(u32) -> u32,
+    ) -> Least {
+        if lanes(counters, excluded).min(credit.lanes()) <= FEW_LANES {
+            return scalar::least_few_credited(counters, excluded, credit, draw);
+        }
+        self.run(LeastCreditedOp {
+            counters,
+            excluded,
+            credit,
+            draw,
+        })
+    }
+}
+
+/// [`super::least_credited`] over more than [`FEW_LANES`] lanes.
+struct LeastCreditedOp<'a, D> {
+    counters: &'a [AtomicU32],
+    excluded: Option<&'a [u32]>,
+    credit: Credit<'a>,
+    draw: D,
+}
+
+impl<D: FnMut(u32) -> u32> Op for LeastCreditedOp<'_, D> {
+    type Out = Least;
+
+    /// [`LeastOp::scalar`] over the cost keys.
+    #[inline(always)]
+    fn scalar(self) -> Least {
+        let LeastCreditedOp {
+            counters,
+            excluded,
+            credit: c,
+            draw,
+        } = self;
+        let n = lanes(counters, excluded).min(c.lanes());
+        if n <= SMALL_LANES {
+            return scalar::least_small_credited(counters, excluded, c, draw);
+        }
+        let value = |i: usize| {
+            let x = counters[i].load(Relaxed) | excluded.map_or(0, |e| e[i]);
+            c.key_at(i, x)
+        };
+        least_long(
+            n,
+            scalar::min_ties_credited(counters, excluded, c),
+            value,
+            |min, k| scalar::nth_tie_credited(counters, excluded, c, min, k),
+            draw,
+        )
+    }
+
+    #[inline(always)]
+    fn vector<V: Vector>(self, v: V) -> Least {
+        simd::least_credited(v, self.counters, self.excluded, self.credit, self.draw)
     }
 }
 

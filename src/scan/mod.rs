@@ -28,7 +28,9 @@
 //! The weighted scan ([`least_weighted`]) compares a score per lane instead:
 //! `(min(x, limit) + add) * scale[i]` for the effective value
 //! `x`, the load per unit of capacity as one `u32` (see `weighting.rs`). It is the
-//! same scan over another view of the lanes, with the same tries and draws.
+//! same scan over another view of the lanes, with the same tries and draws. So is the
+//! credited scan ([`least_credited`]), the cost mode's dense pass: per lane
+//! `1000·min(x, limit) + α·K − α·credit[i]`, exact below `1000·limit` (`credit.rs`).
 //!
 //! `scalar.rs` is the specification: the AVX2, AVX-512 and NEON backends must return
 //! exactly what it returns for the same values and the same draws. The vector
@@ -109,6 +111,7 @@ macro_rules! cfg_scalar_only {
 mod api;
 mod backend;
 mod blocks;
+mod credit;
 mod dispatch;
 mod draw;
 mod kernel;
@@ -147,7 +150,9 @@ pub(crate) use scored::{Scored, least_scored};
 // The kernel itself: for the crate's picks, its fuzz targets, benchmarks and CI
 // scripts. Not part of the API.
 #[doc(hidden)]
-pub use api::{least, least_weighted, min_ties, min_ties_all, nth_tie, nth_tie_all};
+pub use api::{least, least_credited, least_weighted, min_ties, min_ties_all, nth_tie, nth_tie_all};
+#[doc(hidden)]
+pub use credit::Credit;
 #[doc(hidden)]
 pub use kernel::Kernel;
 #[doc(hidden)]

@@ -2,6 +2,7 @@
 //! exactly what these functions return. Plain loops, sharing no code with the vector
 //! scan (`simd.rs`), so that the tests compare two independent implementations.
 
+use super::credit::Credit;
 use super::draw::{FEW_LANES, SMALL_LANES, drawn_lane, sample};
 use super::outcome::{FewAt, Least, MinTies};
 use super::weighting::{Weighting, score};
@@ -120,6 +121,60 @@ pub(super) fn nth_tie_weighted(
     k: u32,
 ) -> Result<usize, u32> {
     with_values!(counters, excluded, |values| nth_of(scores(values, w), min, k))
+}
+
+/// [`min_ties`] over the lanes' cost keys under `c` (see [`Credit`]).
+#[inline]
+pub(super) fn min_ties_credited(counters: &[AtomicU32], excluded: Option<&[u32]>, c: Credit<'_>) -> MinTies {
+    with_values!(counters, excluded, |values| min_ties_of(keys(values, c)))
+}
+
+/// [`nth_tie`] over the lanes' cost keys under `c`.
+#[inline]
+pub(super) fn nth_tie_credited(
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    c: Credit<'_>,
+    min: u32,
+    k: u32,
+) -> Result<usize, u32> {
+    with_values!(counters, excluded, |values| nth_of(keys(values, c), min, k))
+}
+
+/// The cost keys under `c` of the effective values `values`, as long as both run.
+#[inline(always)]
+fn keys(values: impl Iterator<Item = u32>, c: Credit<'_>) -> impl Iterator<Item = u32> {
+    values
+        .enumerate()
+        .take(c.lanes())
+        .map(move |(i, x)| c.key_at(i, x))
+}
+
+/// [`least_few`] over the lanes' cost keys under `c`, for at most [`FEW_LANES`]
+/// lanes. Not inlined, for the same reason.
+#[inline(never)]
+pub(super) fn least_few_credited(
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    c: Credit<'_>,
+    draw: impl FnMut(u32) -> u32,
+) -> Least {
+    with_value!(counters, excluded, FEW_LANES.min(c.lanes()), |n, value| {
+        few(n, |i| c.key_at(i, value(i)), draw)
+    })
+}
+
+/// [`least_small`] over the lanes' cost keys under `c`.
+#[inline]
+pub(super) fn least_small_credited(
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    c: Credit<'_>,
+    draw: impl FnMut(u32) -> u32,
+) -> Least {
+    with_value!(counters, excluded, SMALL_LANES.min(c.lanes()), |n, value| {
+        least_short(n, |i| c.key_at(i, value(i)), draw)
+    })
 }
 
 /// The scores under `w` of the effective values `values`, as long as both run.

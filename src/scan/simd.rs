@@ -11,7 +11,8 @@
 
 use super::draw::{Cut, SAMPLES, SMALL_LANES, draw_among, drawn_lane, in_blocks, sample};
 use super::outcome::{Drawn, FewAt, Least, MinTies};
-use super::vector::{Lanes, Source, Vector, Weighted, with_lanes};
+use super::credit::Credit;
+use super::vector::{Credited, Lanes, Source, Vector, Weighted, with_lanes};
 use super::weighting::Weighting;
 use crate::sync::atomic::AtomicU32;
 
@@ -160,6 +161,19 @@ pub(super) fn least_weighted<V: Vector>(
     draw: impl FnMut(u32) -> u32,
 ) -> Least {
     with_lanes!(v, counters, excluded, |l| least_in(&Weighted::new(l, weights), draw))
+}
+
+/// See [`super::least_credited`]: more than [`FEW_LANES`](super::draw::FEW_LANES)
+/// lanes. The same scan as [`least`], over the lanes' cost keys.
+#[inline(always)]
+pub(super) fn least_credited<V: Vector>(
+    v: V,
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    credit: Credit<'_>,
+    draw: impl FnMut(u32) -> u32,
+) -> Least {
+    with_lanes!(v, counters, excluded, |l| least_in(&Credited::new(l, credit), draw))
 }
 
 /// From this many lanes on, [`min`] prefetches ahead of its loads: 16 KB of

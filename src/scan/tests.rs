@@ -13,6 +13,7 @@ use super::{Backend, Kernel, Least, MinTies, least, min_ties, min_ties_all, nth_
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
+mod credited;
 mod weighted;
 
 const ALL: [Backend; 4] = [Backend::Scalar, Backend::Avx2, Backend::Avx512, Backend::Neon];

@@ -8,6 +8,7 @@
 //! raw pointers, are `unsafe`. Every method is `#[inline(always)]`: inlined into the
 //! entry function, the intrinsics compile with its target features.
 
+use super::credit::{self, Credit, SCALE as CREDIT_SCALE};
 use super::weighting::{Weighting, score};
 use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
@@ -419,6 +420,128 @@ impl<V: Vector, const ALL: bool> Source<V> for Weighted<V, ALL> {
         self.lanes.prefetch(i);
         for line in 0..4 {
             self.lanes.v.prefetch(self.scale.wrapping_add(i + 16 * line).cast());
+        }
+    }
+}
+
+/// The cost mode's keys of [`Lanes`] under a [`Credit`]: lane `i`'s effective value
+/// `x` and credit `o` key as `1000·min(x, limit) + α·K + (2^32 − α)·o` (wrapping), as
+/// `credit::key` computes it for one lane. Lanes past `n` in a tail key `u32::MAX`.
+///
+/// Invariant: that of `lanes`, and `held` points to `lanes.n` readable `u32`s.
+pub(super) struct Credited<V, const ALL: bool> {
+    lanes: Lanes<V, ALL>,
+    held: *const u32,
+    limit: u32,
+    base: u32,
+    neg: u32,
+}
+
+impl<V: Vector, const ALL: bool> Credited<V, ALL> {
+    /// The keys of `lanes` under `c`: as many lanes as `lanes` and `c.held` have.
+    #[inline(always)]
+    pub(super) fn new(mut lanes: Lanes<V, ALL>, c: Credit<'_>) -> Self {
+        lanes.n = lanes.n.min(c.held.len());
+        Credited {
+            lanes,
+            held: c.held.as_ptr(),
+            limit: c.limit,
+            base: c.base(),
+            neg: c.weight.wrapping_neg(),
+        }
+    }
+
+    /// The keys of the values `x` given the credits of their lanes.
+    #[inline(always)]
+    fn key(&self, x: V::V, held: V::V) -> V::V {
+        let s = self.lanes.v;
+        let load = s.mul(s.min(x, s.splat(self.limit)), s.splat(CREDIT_SCALE));
+        s.add(s.add(load, s.splat(self.base)), s.mul(held, s.splat(self.neg)))
+    }
+}
+
+impl<V: Vector, const ALL: bool> Source<V> for Credited<V, ALL> {
+    #[inline(always)]
+    fn v(&self) -> V {
+        self.lanes.v
+    }
+
+    #[inline(always)]
+    fn n(&self) -> usize {
+        self.lanes.n
+    }
+
+    #[inline(always)]
+    unsafe fn get4(&self, i: usize) -> [V::V; 4] {
+        let s = self.lanes.v;
+        // SAFETY: lanes i..i + 4 * LANES are in bounds of both arrays (the caller's
+        // promise and the invariant).
+        // Written out, not `array::from_fn`: its closure, four vector operations
+        // long, is not always inlined, and then the intrinsics in it compile
+        // without the backend's target features, as calls (measured: 7 µs for a
+        // scan of 1 024 lanes with AVX2, slower than scalar).
+        unsafe {
+            let [a, b, c, d] = self.lanes.get4(i);
+            let held = self.held.add(i);
+            [
+                self.key(a, s.load_plain(held)),
+                self.key(b, s.load_plain(held.add(V::LANES))),
+                self.key(c, s.load_plain(held.add(2 * V::LANES))),
+                self.key(d, s.load_plain(held.add(3 * V::LANES))),
+            ]
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn get(&self, i: usize) -> V::V {
+        let s = self.lanes.v;
+        // SAFETY: lanes i..i + LANES are in bounds of both arrays (the caller's
+        // promise and the invariant).
+        unsafe { self.key(self.lanes.get(i), s.load_plain(self.held.add(i))) }
+    }
+
+    #[inline(always)]
+    unsafe fn tail(&self, i: usize) -> (V::V, u64) {
+        let (s, len) = (self.lanes.v, self.lanes.n - i);
+        // SAFETY: lanes i..n are in bounds of both arrays (the caller's promise and
+        // the invariant); the tail loads do not access the lanes past them, and
+        // PAST_END has at least LANES > len entries.
+        unsafe {
+            let (x, real) = self.lanes.tail(i);
+            let held = s.load_plain_tail(self.held.add(i), len);
+            let past = s.load_plain_fill(PAST_END.as_ptr(), len, u32::MAX);
+            (s.or(self.key(x, held), past), real)
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn value(&self, i: usize) -> u32 {
+        // SAFETY: lane i is in bounds of both arrays (the caller's promise and the
+        // invariant).
+        unsafe {
+            let x = self.lanes.value(i);
+            credit::key(x, *self.held.add(i), self.neg.wrapping_neg(), self.base, self.limit)
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn sub(&self, start: usize, len: usize) -> Self {
+        Credited {
+            // SAFETY: start + len <= n (the caller's promise).
+            lanes: unsafe { self.lanes.sub(start, len) },
+            // SAFETY: start <= n, so the pointer stays within (or one past) the array.
+            held: unsafe { self.held.add(start) },
+            limit: self.limit,
+            base: self.base,
+            neg: self.neg,
+        }
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        self.lanes.prefetch(i);
+        for line in 0..4 {
+            self.lanes.v.prefetch(self.held.wrapping_add(i + 16 * line).cast());
         }
     }
 }

@@ -48,6 +48,8 @@ pub struct CacheHits {
     gens: Vec<u32>,
     /// The slots with a count above 0, each once, in the order recorded.
     credited: Vec<u32>,
+    /// At least every count in `held` (the cost mode's dense scan keys on it).
+    top: u32,
 }
 
 impl CacheHits {
@@ -104,6 +106,7 @@ impl CacheHits {
         for &slot in snap.view.members.iter() {
             let n = held(snap.key(slot));
             self.held[slot as usize] = n;
+            self.top = self.top.max(n);
             if n > 0 {
                 self.credited.push(slot);
             }
@@ -128,6 +131,7 @@ impl CacheHits {
                     self.credited.push(slot);
                 }
                 *held = n;
+                self.top = self.top.max(n);
             }
         }
     }
@@ -142,6 +146,15 @@ impl CacheHits {
         self.gens.clear();
         self.gens.extend_from_slice(&view.gens);
         self.credited.clear();
+        self.top = 0;
+    }
+
+    /// The counts per slot and a bound on them, when `set` is the set they were
+    /// built for (so every count is the identity's it was recorded for): what a
+    /// dense scan reads, lane by lane, with no identity check.
+    #[inline(always)]
+    pub(crate) fn dense_in(&self, set: &SetView) -> Option<(&[u32], u32)> {
+        (self.epoch == set.epoch && self.pool != 0).then_some((&self.held, self.top))
     }
 
     /// The slots recorded with a count above 0 (some may read 0 now: set to

@@ -139,7 +139,10 @@ impl Selector for Cost {
         if t > 0.0 {
             return pass::softmax(cx, rule, t);
         }
-        match pass::minimum_sparse(cx, rule) {
+        if let Some(answer) = pass::minimum_sparse(cx, rule) {
+            return answer;
+        }
+        match pass::minimum_dense(cx, rule) {
             Some(answer) => answer,
             None => pass::minimum(cx, rule),
         }

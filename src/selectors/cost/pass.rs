@@ -1,10 +1,13 @@
 //! The cost mode's passes over the candidates. `minimum` and `softmax` are
 //! the reference: one scalar pass per step, in candidate order.
 //! `minimum_sparse` answers `T = 0` from the SIMD least-loaded scan and the
-//! credited workers alone, or declines when only the reference can.
+//! credited workers alone, `minimum_dense` from one SIMD scan of every
+//! candidate's cost key (`scan::least_credited`); each declines when only the
+//! reference can answer.
 
 use crate::selectors::tuning::{CreditWeight, cost};
 use crate::candidates::Candidates;
+use crate::scan::{self, Credit, Least};
 use crate::context::{Context, Slot};
 use crate::selector::Choice;
 
@@ -268,4 +271,39 @@ pub(crate) fn minimum_sparse<'a>(cx: &mut Context<'a>, rule: Rule) -> Option<Opt
         }
     }
     Some(Some(Choice::validated(Slot::new(first), load)))
+}
+
+/// The `T = 0` answer from one SIMD scan over every candidate's counter and
+/// credit (see `scan::credit` for the key and its exactness bound), or `None`
+/// when only [`minimum`] can give it: the cases [`minimum_sparse`] declines
+/// for (but many credits), credits built for another set than the pick's, a
+/// weight and credit so large that no load keys exactly, or a least key at or
+/// above the exact bound (a load near `u32::MAX / 1000`, or every candidate
+/// excluded). The draws are the least-loaded scan's: ties uniform.
+#[inline]
+pub(crate) fn minimum_dense<'a>(cx: &mut Context<'a>, rule: Rule) -> Option<Option<Choice<'a>>> {
+    if rule.busy.is_some() || rule.health || cx.weights().is_some() {
+        return None;
+    }
+    let Candidates::Fresh { slots, lanes } = cx.candidates else {
+        return None;
+    };
+    let (held, top) = cx.request().get_cache_hits()?.dense_in(cx.set)?;
+    let counters = cx.counters.slice(lanes.map_or(slots.len(), <[u32]>::len));
+    if held.len() < counters.len() {
+        return None;
+    }
+    let credit = Credit::new(&held[..counters.len()], rule.weight.milli(), top)?;
+    for _ in 0..4 {
+        match scan::least_credited(cx.backend, counters, lanes, credit, |m| cx.rng.below(m)) {
+            Least::Found { index, min } if min < credit.exact_below() => {
+                let load = credit.load_of(min, credit.held[index]);
+                return Some(Some(Choice::validated(Slot::new(index as u32), load)));
+            }
+            Least::Empty => return Some(None),
+            Least::Moved => {}
+            _ => return None,
+        }
+    }
+    None
 }

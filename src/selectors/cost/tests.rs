@@ -139,6 +139,31 @@ proptest! {
         }
     }
 
+    /// The dense SIMD path, when it answers, answers with the reference's
+    /// least cost (whole set and masked, any share of workers credited).
+    #[test]
+    fn dense_matches_reference(f in fleet(96, false), weight in 0u32..3000, masked: bool, seed: u64) {
+        let pool = pool_of(&f);
+        let hits = CacheHits::build(&pool, 8, |w| f.credits[*w as usize]);
+        let mask = pool.eligibility(|w| !masked || f.admitted[*w as usize]);
+        let req = Request::new().cache_hits(&hits).eligible(&mask);
+        let rule = Rule { weight: CreditWeight::from_milli(weight).unwrap(), busy: None, health: false };
+        let mut rng = Rng::with_seed(seed);
+        let dense = with_cx(&pool, &req, &mut rng, |cx| pass::minimum_dense(cx, rule).map(|c| c.map(|c| (c.slot.index(), c.seen.unwrap()))));
+        let reference = with_cx(&pool, &req, &mut rng, |cx| slot_of(pass::minimum(cx, rule)));
+        let f = Fleet { admitted: (0..f.loads.len()).map(|w| !masked || f.admitted[w]).collect(), ..f };
+        // With no candidate every lane is excluded, and the scan defers.
+        let Some(dense) = dense else {
+            prop_assert_eq!(reference, None);
+            return Ok(());
+        };
+        let keys = oracle_keys(&pool, &f, weight, None);
+        prop_assert_eq!(dense.map(|(s, _)| keys[s as usize]), reference.map(|s| keys[s as usize]));
+        if let Some((s, load)) = dense {
+            prop_assert_eq!(load, f.loads[s as usize], "validated on the load it compared");
+        }
+    }
+
     /// At `T > 0` every answer is in the best tier and not busy.
     #[test]
     fn softmax_stays_in_the_best_tier(f in fleet(24, true), busy in proptest::option::of(0u32..3), seed: u64) {
@@ -417,3 +442,39 @@ fn exact_under_threads_without_releases() {
     assert!(hi - lo <= 1, "costs {costs:?}");
     assert_eq!(pool.stats().fallbacks, 0);
 }
+
+#[test]
+fn dense_answers_when_many_are_credited() {
+    let pool = Pool::from_workers(0..64u32).unwrap();
+    for w in 0..64u32 {
+        core::mem::forget(pool.reserve_worker(&w, 2 + w % 3).unwrap());
+    }
+    let rule = Rule { weight: CreditWeight::ONE, busy: None, health: false };
+    let mut rng = Rng::with_seed(5);
+    // Every worker credited w % 4 blocks; 47 (load 4, 3 blocks) and 3, 7, ...
+    // (load 2 + w % 3, 3 blocks): the least is 2 − 3 at w ≡ 3 (mod 4) and ≡ 0
+    // (mod 3): 3, 15, 27, 39, 51, 63.
+    let hits = CacheHits::build(&pool, 8, |w| w % 4);
+    let req = Request::new().cache_hits(&hits);
+    assert_eq!(with_cx(&pool, &req, &mut rng, |cx| pass::minimum_sparse(cx, rule).map(slot_of)), None);
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..200 {
+        let got = with_cx(&pool, &req, &mut rng, |cx| pass::minimum_dense(cx, rule).map(slot_of));
+        seen.insert(got.unwrap().unwrap());
+    }
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), [3, 15, 27, 39, 51, 63]);
+    // Credits from before the set changed: the reference answers.
+    pool.insert(64).unwrap();
+    assert_eq!(with_cx(&pool, &req, &mut rng, |cx| pass::minimum_dense(cx, rule).map(slot_of)), None);
+}
+
+#[test]
+fn dense_answers_on_a_large_pool() {
+    let pool = Pool::from_workers(0..1024u32).unwrap();
+    let hits = CacheHits::build(&pool, 16, |w| w % 8);
+    let req = Request::new().cache_hits(&hits);
+    let rule = Rule { weight: CreditWeight::ONE, busy: None, health: false };
+    let got = with_cx(&pool, &req, &mut Rng::with_seed(1), |cx| pass::minimum_dense(cx, rule).map(slot_of));
+    assert_eq!(got.map(|s| s.map(|s| s % 8)), Some(Some(7)));
+}
+
