@@ -5,6 +5,7 @@
 use crate::candidates::{Candidates, still_eligible};
 use crate::device::WorkerInfo;
 use crate::error::Error;
+use crate::latency::Latency;
 use crate::reports::Reported;
 use crate::request::Request;
 use crate::rng::Rng;
@@ -104,6 +105,8 @@ pub struct Context<'a> {
     pub(crate) intent: Intent,
     pub(crate) request: &'a Request<'a>,
     pub(crate) backend: Kernel,
+    /// The pool's latency table, if it keeps one.
+    pub(crate) latency: Option<&'a Latency>,
     #[cfg(test)]
     pub(crate) reads: core::cell::Cell<u32>,
 }
@@ -129,6 +132,7 @@ impl<'a> Context<'a> {
             intent,
             request,
             backend,
+            latency: None,
             #[cfg(test)]
             reads: core::cell::Cell::new(0),
         }

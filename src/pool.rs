@@ -151,6 +151,35 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         self
     }
 
+    /// Keeps a latency signal for every worker: a peak-EWMA estimate of its
+    /// round trip, fed by [`Timed`](crate::Timed) reservations and read by the
+    /// latency-aware modes ([`LatencyPowerOfTwo`](crate::LatencyPowerOfTwo),
+    /// [`LatencyLeastLoaded`](crate::LatencyLeastLoaded)). Set before the pool
+    /// is shared; a pool without it pays nothing for it. An invalid τ is an
+    /// [`Error::InvalidConfig`]. Allocates 8 bytes per worker slot.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use workerpick::{LatencyConfig, Pool};
+    /// let pool = Pool::from_workers([1, 2]).unwrap().with_latency(LatencyConfig::new()).unwrap();
+    /// assert_eq!(pool.latency(&1), Some(Duration::from_millis(30))); // the default RTT
+    /// assert!(Pool::from_workers([1]).unwrap().with_latency(LatencyConfig::new().tau(Duration::ZERO)).is_err());
+    /// ```
+    pub fn with_latency(mut self, config: crate::LatencyConfig) -> Result<Self, Error> {
+        let table = crate::latency::Latency::new(self.slots.max(), config)?;
+        self.slots.latency = Some(Box::new(table));
+        Ok(self)
+    }
+
+    /// `worker`'s latency estimate now; `None` if it is not in the set or the
+    /// pool keeps no latency signal.
+    pub fn latency(&self, worker: &W) -> Option<std::time::Duration> {
+        let latency = self.slots.latency.as_deref()?;
+        let snap = self.snapshot();
+        let &slot = snap.index.get(worker)?;
+        Some(latency.estimate_now(slot))
+    }
+
     /// A pool holding `workers`, in order; a repeated worker is an error.
     pub fn from_workers(workers: impl IntoIterator<Item = W>) -> Result<Self, Error> {
         let pool = Self::new();

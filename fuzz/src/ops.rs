@@ -585,7 +585,7 @@ fn builtin(canonical: &str) -> Option<(&'static str, Rule)> {
 
 /// The affinity and cost modes are listed (every registry resolves them) but
 /// not modelled: no name in [`NAMES`] spells them, so no op picks with them.
-const BUILTIN_NAMES: [&str; 7] = [
+const BUILTIN_NAMES: [&str; 9] = [
     "random",
     "round-robin",
     "least-loaded",
@@ -593,6 +593,8 @@ const BUILTIN_NAMES: [&str; 7] = [
     "device-aware",
     "affinity",
     "cost",
+    "latency-power-of-two",
+    "latency-least-loaded",
 ];
 
 impl Model {

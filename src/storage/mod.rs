@@ -40,6 +40,8 @@ pub const MAX_WORKERS_LIMIT: usize = 1 << 26;
 pub(crate) struct Slots<W> {
     pub(crate) counters: Counters,
     pub(crate) keys: Keys<W>,
+    /// The latency table, for pools that opted in (`Pool::with_latency`).
+    pub(crate) latency: Option<Box<crate::latency::Latency>>,
     max: usize,
 }
 
@@ -49,6 +51,7 @@ impl<W> Slots<W> {
         Self {
             counters: Counters::new(padded(max)),
             keys: Keys::new(max),
+            latency: None,
             max,
         }
     }
@@ -103,6 +106,9 @@ impl<W> Slots<W> {
         self.counters.get(slot).store(0, Ordering::SeqCst);
         if let Some(summary) = self.counters.summary() {
             summary.lowered(slot, 0);
+        }
+        if let Some(latency) = &self.latency {
+            latency.forget(slot);
         }
     }
 

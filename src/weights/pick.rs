@@ -74,6 +74,7 @@ impl<'a> Context<'a> {
             intent,
             request,
             backend,
+            latency,
             #[cfg(test)]
             ref reads,
         } = *self;
@@ -97,6 +98,7 @@ impl<'a> Context<'a> {
             intent,
             request,
             backend,
+            latency,
             #[cfg(test)]
             reads: core::cell::Cell::new(reads.get()),
         };
