@@ -1,8 +1,9 @@
 //! The clock latency samples are timed with: the CPU's time-stamp counter
 //! through `quanta` (one `rdtsc`, calibrated once per process), because
 //! `std::time::Instant::now()` costs several times as much and a timed
-//! reservation reads a clock twice (see the `latency` bench group). Under Miri
-//! and loom, which cannot run `rdtsc`, the standard clock.
+//! reservation reads a clock twice (see the `latency` bench group). Under
+//! Miri, which cannot run `rdtsc`, the standard clock; under loom a clock that
+//! stands still (every sample 0 µs long, at millisecond 0).
 
 /// A monotonic clock with a per-pool epoch.
 pub(crate) struct Clock {
@@ -35,8 +36,11 @@ impl Clock {
         READS.with(|r| r.set(r.get() + 1));
         #[cfg(not(any(miri, loom)))]
         return self.inner.raw();
-        #[cfg(any(miri, loom))]
+        #[cfg(miri)]
         return self.epoch.elapsed().as_nanos() as u64;
+        // A fixed reading: a model's iterations must take the same branches.
+        #[cfg(loom)]
+        return 0;
     }
 
     /// Nanoseconds from raw reading `start` to raw reading `end` (0 if `end`
