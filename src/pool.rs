@@ -180,6 +180,28 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         Some(latency.estimate_now(slot))
     }
 
+    /// Folds a latency sample into `worker`'s estimate with an explicit
+    /// timeline: `rtt` long, ending `at` after a zero of the caller's choosing
+    /// (wrapping at 2^32 ms). For discrete-event simulators, whose clock is not
+    /// the pool's: every sample and pick must then use that timeline. Not part
+    /// of the API.
+    #[doc(hidden)]
+    pub fn record_latency_at(
+        &self,
+        worker: &W,
+        at: std::time::Duration,
+        rtt: std::time::Duration,
+        failed: bool,
+    ) {
+        let Some(latency) = self.slots.latency.as_deref() else {
+            return;
+        };
+        let snap = self.snapshot();
+        if let Some(&slot) = snap.index.get(worker) {
+            latency.sample_as(slot, at, rtt, failed);
+        }
+    }
+
     /// A pool holding `workers`, in order; a repeated worker is an error.
     pub fn from_workers(workers: impl IntoIterator<Item = W>) -> Result<Self, Error> {
         let pool = Self::new();

@@ -5,6 +5,7 @@ pub mod bursts;
 pub mod engine;
 pub mod fleet;
 pub mod join;
+pub mod latency;
 pub mod llm;
 pub mod modes;
 pub mod outcome;

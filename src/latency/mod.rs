@@ -72,6 +72,19 @@ impl Latency {
         self.sample(slot, self.clock.millis(now), rtt);
     }
 
+    /// [`end`](Self::end) on a caller's timeline (`Pool::record_latency_at`).
+    pub(crate) fn sample_as(
+        &self,
+        slot: u32,
+        at: std::time::Duration,
+        rtt: std::time::Duration,
+        failed: bool,
+    ) {
+        let rtt = config::micros(rtt);
+        let rtt = if failed { rtt.max(self.penalty_us) } else { rtt };
+        self.sample(slot, at.as_millis() as u32, rtt);
+    }
+
     /// Folds a sample of `rtt_us` at `now_ms` into `slot`'s cell.
     #[inline]
     pub(crate) fn sample(&self, slot: u32, now_ms: u32, rtt_us: u32) {
