@@ -29,7 +29,7 @@ fn context<'a, W>(
     intent: Intent,
 ) -> Result<Context<'a>, Error> {
     let candidates = Candidates::of(&snap.view, pool.id, request)?;
-    let mut cx = Context::new(
+    Ok(Context::new(
         &snap.view,
         (&pool.slots.counters, &pool.reported),
         candidates,
@@ -37,9 +37,7 @@ fn context<'a, W>(
         intent,
         request,
         pool.backend,
-    );
-    cx.latency = pool.slots.latency.as_deref();
-    Ok(cx)
+    ))
 }
 
 /// Asks the selector. Its answer is one of the candidates by construction:

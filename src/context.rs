@@ -105,8 +105,6 @@ pub struct Context<'a> {
     pub(crate) intent: Intent,
     pub(crate) request: &'a Request<'a>,
     pub(crate) backend: Kernel,
-    /// The pool's latency table, if it keeps one.
-    pub(crate) latency: Option<&'a Latency>,
     #[cfg(test)]
     pub(crate) reads: core::cell::Cell<u32>,
 }
@@ -132,7 +130,6 @@ impl<'a> Context<'a> {
             intent,
             request,
             backend,
-            latency: None,
             #[cfg(test)]
             reads: core::cell::Cell::new(0),
         }
@@ -177,6 +174,12 @@ impl<'a> Context<'a> {
                 .nth(i)
                 .map(|j| Slot::new(mask.slots[j])),
         }
+    }
+
+    /// The pool's latency table, if it keeps one (`Pool::with_latency`).
+    #[inline(always)]
+    pub(crate) fn latency(&self) -> Option<&'a Latency> {
+        self.counters.latency()
     }
 
     /// Whether an eligibility mask narrows the candidates.

@@ -165,16 +165,16 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// assert_eq!(pool.latency(&1), Some(Duration::from_millis(30))); // the default RTT
     /// assert!(Pool::from_workers([1]).unwrap().with_latency(LatencyConfig::new().tau(Duration::ZERO)).is_err());
     /// ```
-    pub fn with_latency(mut self, config: crate::LatencyConfig) -> Result<Self, Error> {
+    pub fn with_latency(mut self, config: crate::latency::LatencyConfig) -> Result<Self, Error> {
         let table = crate::latency::Latency::new(self.slots.max(), config)?;
-        self.slots.latency = Some(Box::new(table));
+        self.slots.counters.set_latency(table);
         Ok(self)
     }
 
     /// `worker`'s latency estimate now; `None` if it is not in the set or the
     /// pool keeps no latency signal.
     pub fn latency(&self, worker: &W) -> Option<std::time::Duration> {
-        let latency = self.slots.latency.as_deref()?;
+        let latency = self.slots.counters.latency()?;
         let snap = self.snapshot();
         let &slot = snap.index.get(worker)?;
         Some(latency.estimate_now(slot))
@@ -193,7 +193,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         rtt: std::time::Duration,
         failed: bool,
     ) {
-        let Some(latency) = self.slots.latency.as_deref() else {
+        let Some(latency) = self.slots.counters.latency() else {
             return;
         };
         let snap = self.snapshot();

@@ -92,7 +92,7 @@ impl<W> Timeable for Reservation<'_, W> {}
 impl<W> sealed::Sealed for Reservation<'_, W> {
     #[inline(always)]
     fn latency_slot(&self) -> Option<(&Latency, u32)> {
-        Some((self.pool.slots.latency.as_deref()?, self.booked.slot()))
+        Some((self.pool.slots.counters.latency()?, self.booked.slot()))
     }
 }
 

@@ -45,7 +45,7 @@ pub struct Latency {
 
 impl Latency {
     /// A table for `len` slots.
-    pub(crate) fn new(len: usize, config: LatencyConfig) -> Result<Self, crate::Error> {
+    pub(crate) fn new(len: usize, config: LatencyConfig) -> Result<Self, crate::error::Error> {
         let tau = config.tau_ms()?;
         Ok(Self {
             cells: (0..len).map(|_| AtomicU64::new(0)).collect(),

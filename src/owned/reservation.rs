@@ -93,7 +93,7 @@ impl<W> Timeable for OwnedReservation<W> {}
 impl<W> sealed::Sealed for OwnedReservation<W> {
     #[inline(always)]
     fn latency_slot(&self) -> Option<(&Latency, u32)> {
-        Some((self.anchor.pool.slots.latency.as_deref()?, self.booked.slot()))
+        Some((self.anchor.pool.slots.counters.latency()?, self.booked.slot()))
     }
 }
 

@@ -66,7 +66,7 @@ impl Selector for LatencyLeastLoaded {
 
     #[inline(always)]
     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
-        let now = cx.latency.map_or(0, |t| t.now());
+        let now = cx.latency().map_or(0, |t| t.now());
         let found = if cx.health_any() {
             cheapest(cx, now, |cx, s| cx.healthy(s.index())).or_else(|| cheapest(cx, now, |_, _| true))
         } else {

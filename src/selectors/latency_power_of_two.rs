@@ -36,7 +36,7 @@ impl LatencyPowerOfTwo {
 /// `slot`'s latency cost at `now` with `load`.
 #[inline(always)]
 pub(crate) fn latency_cost(cx: &Context<'_>, slot: Slot<'_>, load: u32, now: u32) -> u64 {
-    match cx.latency {
+    match cx.latency() {
         Some(table) => cost(table.estimate(slot.index(), now), load),
         None => u64::from(load),
     }
@@ -62,7 +62,7 @@ impl Selector for LatencyPowerOfTwo {
         if n == 0 {
             return None;
         }
-        let now = cx.latency.map_or(0, |t| t.now());
+        let now = cx.latency().map_or(0, |t| t.now());
         let a = cx.rng().below(n);
         let slot_a = cx.candidate(a as usize)?;
         let load_a = cx.load(slot_a);

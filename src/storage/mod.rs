@@ -40,8 +40,6 @@ pub const MAX_WORKERS_LIMIT: usize = 1 << 26;
 pub(crate) struct Slots<W> {
     pub(crate) counters: Counters,
     pub(crate) keys: Keys<W>,
-    /// The latency table, for pools that opted in (`Pool::with_latency`).
-    pub(crate) latency: Option<Box<crate::latency::Latency>>,
     max: usize,
 }
 
@@ -51,7 +49,6 @@ impl<W> Slots<W> {
         Self {
             counters: Counters::new(padded(max)),
             keys: Keys::new(max),
-            latency: None,
             max,
         }
     }
@@ -107,7 +104,7 @@ impl<W> Slots<W> {
         if let Some(summary) = self.counters.summary() {
             summary.lowered(slot, 0);
         }
-        if let Some(latency) = &self.latency {
+        if let Some(latency) = self.counters.latency() {
             latency.forget(slot);
         }
     }

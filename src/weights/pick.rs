@@ -74,7 +74,6 @@ impl<'a> Context<'a> {
             intent,
             request,
             backend,
-            latency,
             #[cfg(test)]
             ref reads,
         } = *self;
@@ -98,7 +97,6 @@ impl<'a> Context<'a> {
             intent,
             request,
             backend,
-            latency,
             #[cfg(test)]
             reads: core::cell::Cell::new(reads.get()),
         };
