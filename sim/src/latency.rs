@@ -158,12 +158,12 @@ impl Scenario {
         };
         let rate_per_us = self.utilisation * f64::from(self.workers * self.slots) / self.service_us as f64;
         let mut t = 0.0f64;
-        for r in 0..self.requests {
+        for (r, at) in arrived.iter_mut().enumerate() {
             // Exponential gaps: −ln(u)/λ, u in (0, 1].
             let u = f64::from(rng.below(1 << 24) + 1) / f64::from(1u32 << 24);
             t += -u.ln() / rate_per_us;
-            arrived[r] = t as u64;
-            push(&mut events, t as u64, Event::Arrive(r));
+            *at = t as u64;
+            push(&mut events, *at, Event::Arrive(r));
         }
         while let Some(Reverse((now, _, EventBox(e)))) = events.pop() {
             let (request, tries) = match e {
