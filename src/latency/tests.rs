@@ -116,9 +116,11 @@ fn least_loaded_compares_latency_times_load_and_ties_are_uniform() {
     }
     assert_eq!(hits[0], 0);
     assert!(hits[1] > 120 && hits[2] > 120, "{hits:?}");
-    // Held load moves the minimum: with 1 and 2 each at 3, cost 12 000 > 9 000.
-    let held: Vec<_> = (0..6).map(|_| pool.reserve(&ll).unwrap()).collect();
-    assert_eq!((pool.in_flight(&1), pool.in_flight(&2)), (Some(3), Some(3)));
+    // Held load moves the minimum: 1 and 2 take the first four (3 000·3 =
+    // 9 000 only ties worker 0 at load 2 each), and at 3 each, 12 000 > 9 000.
+    let mut held: Vec<_> = (0..4).map(|_| pool.reserve(&ll).unwrap()).collect();
+    assert_eq!((pool.in_flight(&1), pool.in_flight(&2)), (Some(2), Some(2)));
+    held.extend([1, 2].map(|w| pool.reserve_worker(&w, 1).unwrap()));
     assert_eq!(*pool.reserve(&ll).unwrap().worker(), 0);
     drop(held);
 }
