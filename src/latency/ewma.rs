@@ -14,8 +14,9 @@ use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};
 const ONE: u64 = 1 << 32;
 
 /// How many times an update retries its compare-and-swap before it drops
-/// its sample (only other updates of the same cell make it fail; losing 8 in
-/// a row means 8 samples landed meanwhile, each as recent as this one).
+/// its sample. A strong compare-and-swap: only other updates of the same cell
+/// make it fail, and losing 8 in a row means 8 samples landed meanwhile, each
+/// as recent as this one.
 const MAX_TRIES: u32 = 8;
 
 /// The decay for one τ: a rate and a table, computed once per pool.
@@ -118,7 +119,7 @@ pub(crate) fn record(cell: &AtomicU64, now_ms: u32, rtt_us: u32, decay: &Decay) 
     let mut seen = cell.load(Relaxed);
     for _ in 0..MAX_TRIES {
         let next = update(seen, now_ms, rtt_us, decay);
-        match cell.compare_exchange_weak(seen, next, Relaxed, Relaxed) {
+        match cell.compare_exchange(seen, next, Relaxed, Relaxed) {
             Ok(_) => return,
             Err(now) => seen = now,
         }

@@ -104,6 +104,7 @@ fn power_of_two_compares_latency_times_load() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "400 picks: a statistical test, run natively")]
 fn least_loaded_compares_latency_times_load_and_ties_are_uniform() {
     let pool = latency_pool(3);
     sample(&pool, 0, 9_000);
@@ -126,6 +127,7 @@ fn least_loaded_compares_latency_times_load_and_ties_are_uniform() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "80 picks over masks: run natively")]
 fn masks_and_health_narrow_the_latency_modes() {
     let pool = latency_pool(3);
     sample(&pool, 0, 100);
