@@ -84,7 +84,8 @@ fn owned_reservations_are_timed_too() {
     r.fail();
     assert!(r.is_failed());
     drop(r);
-    assert!(pool.latency(&0).unwrap() >= Duration::from_secs(1));
+    // The 1 s penalty, decayed by the time between the sample and the read.
+    assert!(pool.latency(&0).unwrap() > Duration::from_millis(900));
     assert_eq!(pool.in_flight(&0), Some(0));
 }
 
