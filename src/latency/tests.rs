@@ -8,11 +8,16 @@ fn reads() -> u64 {
     READS.with(|r| r.get())
 }
 
+/// A pool of a few slots: the default 65 536 make every table slow to
+/// build under Miri.
+fn small(workers: impl IntoIterator<Item = u32>) -> Result<Pool<u32>, crate::error::Error> {
+    let pool = Pool::with_max_workers(16)?;
+    pool.replace(workers)?;
+    Ok(pool)
+}
+
 fn latency_pool(n: u32) -> Pool<u32> {
-    Pool::from_workers(0..n)
-        .unwrap()
-        .with_latency(LatencyConfig::new())
-        .unwrap()
+    small(0..n).unwrap().with_latency(LatencyConfig::new()).unwrap()
 }
 
 /// Samples `rtt_us` on worker `w` at the table's current millisecond.
@@ -24,7 +29,7 @@ fn sample(pool: &Pool<u32>, w: u32, rtt_us: u32) {
 
 #[test]
 fn plain_pools_read_no_clock() {
-    let pool = Pool::from_workers(0..4u32).unwrap();
+    let pool = small(0..4u32).unwrap();
     assert!(pool.slots.counters.latency().is_none());
     let before = reads();
     for _ in 0..10 {
@@ -53,7 +58,7 @@ fn timed_reservations_read_the_clock_twice_and_plain_ones_never() {
 
 #[test]
 fn no_history_reads_the_default() {
-    let pool = Pool::from_workers([7u32])
+    let pool = small([7u32])
         .unwrap()
         .with_latency(LatencyConfig::new().default_rtt(Duration::from_millis(4)))
         .unwrap();
@@ -62,7 +67,7 @@ fn no_history_reads_the_default() {
 
 #[test]
 fn failure_counts_as_the_penalty() {
-    let pool = Pool::from_workers([1u32, 2])
+    let pool = small([1u32, 2])
         .unwrap()
         .with_latency(LatencyConfig::new().failure_penalty(Duration::from_millis(250)))
         .unwrap();
