@@ -5,6 +5,7 @@
 use crate::candidates::{Candidates, still_eligible};
 use crate::device::WorkerInfo;
 use crate::error::Error;
+use crate::latency::Latency;
 use crate::reports::Reported;
 use crate::request::Request;
 use crate::rng::Rng;
@@ -173,6 +174,12 @@ impl<'a> Context<'a> {
                 .nth(i)
                 .map(|j| Slot::new(mask.slots[j])),
         }
+    }
+
+    /// The pool's latency table, if it keeps one (`Pool::with_latency`).
+    #[inline(always)]
+    pub(crate) fn latency(&self) -> Option<&'a Latency> {
+        self.counters.latency()
     }
 
     /// Whether an eligibility mask narrows the candidates.

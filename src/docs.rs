@@ -409,6 +409,42 @@
 /// tests: `tests/reported.rs`; the fuzz op model folds reports into its counts;
 /// the allocation test runs with reported load present.
 ///
+/// # Latency
+/// A worker that is slow rather than busy (a GC pause, a degraded GPU) shows
+/// no more in-flight load than a fast one; the latency signal sees it. Per
+/// slot, one `u64` cell holds a peak-EWMA round-trip estimate in µs and the
+/// millisecond of its last sample (`latency::ewma`): a sample above the
+/// estimate replaces it (the peak), a lower one mixes in as
+/// `cost·w + rtt·(1 − w)`, `w = exp(−Δt/τ)`; a read decays the estimate to now
+/// as if a 0-RTT sample arrived (`cost·w`) without writing. `w` is exact
+/// integer arithmetic: `2^−x`, `x = Δt/(τ·ln 2)` in 1/256 steps, a Q32 table
+/// for the fraction and a shift for the whole part (at most 0.3 % low).
+/// No history reads as the default RTT.
+///
+/// - **Opt-in.** `Pool::with_latency` allocates the table; a pool without it
+///   has `None` there, its reservations are the plain ones (only a
+///   [`Timed`](crate::Timed) wrapper reads a clock), and the plain modes never
+///   look at it. The latency modes on such a pool compare load alone.
+/// - **Samples.** A `Timed` reservation reads the clock (`quanta`'s TSC: see
+///   the `latency` bench group for why not `Instant`) when it is made and when
+///   it ends, and folds the time held into its slot's cell with a bounded
+///   compare-and-swap loop (8 tries; past that the sample is dropped, 8 newer
+///   samples having landed). A failed end counts as at least the failure
+///   penalty, so a worker that fails fast looks slow, not idle. The sample
+///   lands before the booking is given back, so it never reaches a slot that
+///   was reused; reuse clears the cell.
+/// - **Reads.** Picks decay to the latest millisecond any sample ended at
+///   (one shared, rarely written word), not to a clock read: one stale by the
+///   gap between completions only decays less. Cells are read Relaxed: each
+///   is its own only datum, and a pick racing an update sees the old or the
+///   new estimate, never a torn one (loom: `loom-tests/tests/latency.rs`).
+/// - **Combining.** Cost = `estimate × (load + 1)` in `u64` (both factors
+///   < 2^32), where load is the effective load every mode sees (booked +
+///   reported, see *Reported load*); in a weighted pool cost/capacity is
+///   compared by cross-multiplying in `u128`. Masks narrow the candidates
+///   first; health passes over unhealthy winners as the plain modes do.
+///   Booking is CAS-validated on the load compared, as in power-of-two.
+///
 /// # Heterogeneous fleets
 /// Workers declare a capacity ([`WorkerInfo::capacity`](crate::WorkerInfo::capacity),
 /// 1 to [`MAX_CAPACITY`](crate::MAX_CAPACITY), default 1;

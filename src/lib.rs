@@ -63,6 +63,7 @@ mod fleet;
 mod handle;
 #[cfg(feature = "futures")]
 mod hold;
+mod latency;
 mod membership;
 mod mode;
 mod names;
@@ -96,6 +97,7 @@ pub use fleet::slow_start::SlowStart;
 pub use handle::Handle;
 #[cfg(feature = "futures")]
 pub use hold::{ReservedFuture, ReservedStream};
+pub use latency::{LatencyConfig, Timeable, Timed};
 pub use mode::Mode;
 pub use owned::handle::OwnedHandle;
 pub use owned::reservation::OwnedReservation;

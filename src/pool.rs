@@ -151,6 +151,57 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         self
     }
 
+    /// Keeps a latency signal for every worker: a peak-EWMA estimate of its
+    /// round trip, fed by [`Timed`](crate::Timed) reservations and read by the
+    /// latency-aware modes ([`LatencyPowerOfTwo`](crate::LatencyPowerOfTwo),
+    /// [`LatencyLeastLoaded`](crate::LatencyLeastLoaded)). Set before the pool
+    /// is shared; a pool without it pays nothing for it. An invalid τ is an
+    /// [`Error::InvalidConfig`]. Allocates 8 bytes per worker slot.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use workerpick::{LatencyConfig, Pool};
+    /// let pool = Pool::from_workers([1, 2]).unwrap().with_latency(LatencyConfig::new()).unwrap();
+    /// assert_eq!(pool.latency(&1), Some(Duration::from_millis(30))); // the default RTT
+    /// assert!(Pool::from_workers([1]).unwrap().with_latency(LatencyConfig::new().tau(Duration::ZERO)).is_err());
+    /// ```
+    pub fn with_latency(mut self, config: crate::latency::LatencyConfig) -> Result<Self, Error> {
+        let table = crate::latency::Latency::new(self.slots.max(), config)?;
+        self.slots.counters.set_latency(table);
+        Ok(self)
+    }
+
+    /// `worker`'s latency estimate now; `None` if it is not in the set or the
+    /// pool keeps no latency signal.
+    pub fn latency(&self, worker: &W) -> Option<std::time::Duration> {
+        let latency = self.slots.counters.latency()?;
+        let snap = self.snapshot();
+        let &slot = snap.index.get(worker)?;
+        Some(latency.estimate_now(slot))
+    }
+
+    /// Folds a latency sample into `worker`'s estimate with an explicit
+    /// timeline: `rtt` long, ending `at` after a zero of the caller's choosing
+    /// (wrapping at 2^32 ms). For discrete-event simulators, whose clock is not
+    /// the pool's: every sample and pick must then use that timeline. Not part
+    /// of the API.
+    #[doc(hidden)]
+    pub fn record_latency_at(
+        &self,
+        worker: &W,
+        at: std::time::Duration,
+        rtt: std::time::Duration,
+        failed: bool,
+    ) {
+        let Some(latency) = self.slots.counters.latency() else {
+            return;
+        };
+        let snap = self.snapshot();
+        if let Some(&slot) = snap.index.get(worker) {
+            latency.sample_as(slot, at, rtt, failed);
+        }
+    }
+
     /// A pool holding `workers`, in order; a repeated worker is an error.
     pub fn from_workers(workers: impl IntoIterator<Item = W>) -> Result<Self, Error> {
         let pool = Self::new();

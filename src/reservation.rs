@@ -1,5 +1,6 @@
 use crate::booking;
 use crate::error::Error;
+use crate::latency::{Latency, Timeable, Timed, sealed};
 use crate::pool::Pool;
 use crate::storage::Booked;
 use core::fmt;
@@ -76,6 +77,22 @@ impl<'p, W> Reservation<'p, W> {
     /// ```
     pub fn release_part(&mut self, n: u32) -> u32 {
         self.pool.slots.release_part(&mut self.booked, n)
+    }
+
+    /// Times this reservation from now to its end, a latency sample of its
+    /// worker (see [`Timed`]); free on a pool without a latency table.
+    #[inline(always)]
+    pub fn timed(self) -> Timed<Self> {
+        Timed::new(self)
+    }
+}
+
+impl<W> Timeable for Reservation<'_, W> {}
+
+impl<W> sealed::Sealed for Reservation<'_, W> {
+    #[inline(always)]
+    fn latency_slot(&self) -> Option<(&Latency, u32)> {
+        Some((self.pool.slots.counters.latency()?, self.booked.slot()))
     }
 }
 

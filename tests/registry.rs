@@ -6,7 +6,7 @@ use workerpick::{
     Choice, Context, DeviceKind, Error, Mode, Params, Pool, Registry, Request, Rng, Selector, WorkerInfo,
 };
 
-const BUILTINS: [&str; 7] = [
+const BUILTINS: [&str; 9] = [
     "random",
     "round-robin",
     "least-loaded",
@@ -14,6 +14,8 @@ const BUILTINS: [&str; 7] = [
     "device-aware",
     "affinity",
     "cost",
+    "latency-power-of-two",
+    "latency-least-loaded",
 ];
 
 /// Always the first candidate.

@@ -638,10 +638,11 @@ fn builtin(canonical: &str) -> Option<(&'static str, Rule)> {
     })
 }
 
-/// The affinity and cost modes are listed (every registry resolves them) but
-/// no name in [`NAMES`] spells them, so no resolved pick uses them; the cost
-/// mode is modelled through its own op, [`Op::CostReserve`].
-const BUILTIN_NAMES: [&str; 7] = [
+/// The affinity, cost and latency-aware modes are listed (every registry resolves them) but
+/// no name in [`NAMES`] spells them, so no resolved pick uses them (the
+/// latency-aware modes neither); the cost mode is modelled through its own op,
+/// [`Op::CostReserve`].
+const BUILTIN_NAMES: [&str; 9] = [
     "random",
     "round-robin",
     "least-loaded",
@@ -649,6 +650,8 @@ const BUILTIN_NAMES: [&str; 7] = [
     "device-aware",
     "affinity",
     "cost",
+    "latency-power-of-two",
+    "latency-least-loaded",
 ];
 
 impl Model {

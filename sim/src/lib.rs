@@ -6,6 +6,7 @@ pub mod disagg;
 pub mod engine;
 pub mod fleet;
 pub mod join;
+pub mod latency;
 pub mod llm;
 pub mod llm_plot;
 pub mod modes;

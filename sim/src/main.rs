@@ -109,6 +109,10 @@ struct Args {
     /// slow start (0 skips it).
     #[arg(long, default_value_t = 300.0)]
     scale_up_ms: f64,
+    /// Requests per mode in the slow-not-busy scenarios (a worker whose
+    /// latency spikes; one that fails fast), 0 skips them.
+    #[arg(long, default_value_t = 80_000)]
+    latency_requests: usize,
     /// Requests per policy in the LLM prefix-cache scenario (0 skips it).
     #[arg(long, default_value_t = 8000)]
     llm_requests: usize,
@@ -513,6 +517,26 @@ fn main() -> ExitCode {
             ..sim::disagg::Fleet::default()
         };
         print!("\n{}", sim::disagg::table(&f, &sim::disagg::run_all(&f)));
+    }
+    if args.latency_requests > 0 {
+        if args.latency_requests > MAX_REQUESTS {
+            eprintln!(
+                "simulate: --latency-requests {} is above this simulator's limit of {MAX_REQUESTS}",
+                args.latency_requests
+            );
+            return ExitCode::from(2);
+        }
+        for base in [
+            sim::latency::Scenario::spiking(),
+            sim::latency::Scenario::failing(),
+        ] {
+            let s = sim::latency::Scenario {
+                requests: args.latency_requests,
+                seed: args.seed,
+                ..base
+            };
+            print!("\n{}", sim::latency::table(&s, &s.run_all()));
+        }
     }
     if let Some(path) = &args.plot {
         if let Err(e) = sim::plot::svg(path, &reports, &config.load.fleet) {

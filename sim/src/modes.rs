@@ -29,6 +29,10 @@ pub fn how(mode: &str) -> Option<&'static str> {
         "cost" => {
             Some("It sends each request to the least load less cache credit (none here, so the fewest held)")
         }
+        "latency-power-of-two" => Some(
+            "It sends each request to the cheaper of two random workers by latency estimate x (load + 1)",
+        ),
+        "latency-least-loaded" => Some("It sends each request to the least latency estimate x (load + 1)"),
         _ => None,
     }
 }

@@ -1,5 +1,6 @@
 use super::Anchor;
 use crate::error::Error;
+use crate::latency::{Latency, Timeable, Timed, sealed};
 use crate::pool::Pool;
 use crate::reservation;
 use crate::storage::Booked;
@@ -77,6 +78,22 @@ impl<W> OwnedReservation<W> {
     /// [`Reservation::release_part`](crate::Reservation::release_part)).
     pub fn release_part(&mut self, n: u32) -> u32 {
         self.anchor.pool.slots.release_part(&mut self.booked, n)
+    }
+
+    /// Times this reservation from now to its end (see
+    /// [`Reservation::timed`](crate::Reservation::timed)).
+    #[inline(always)]
+    pub fn timed(self) -> Timed<Self> {
+        Timed::new(self)
+    }
+}
+
+impl<W> Timeable for OwnedReservation<W> {}
+
+impl<W> sealed::Sealed for OwnedReservation<W> {
+    #[inline(always)]
+    fn latency_slot(&self) -> Option<(&Latency, u32)> {
+        Some((self.anchor.pool.slots.counters.latency()?, self.booked.slot()))
     }
 }
 

@@ -40,6 +40,10 @@ macro_rules! builtins {
             Affinity(affinity) "affinity" | "consistent-hash" | "bounded-load";
             /// [`Cost`](crate::Cost): load less weighted cache credit, minimum or softmax.
             Cost(cost) "cost" | "kv-cost" | "cache-cost";
+            /// [`LatencyPowerOfTwo`](crate::LatencyPowerOfTwo): the cheaper of two draws by latency × load.
+            LatencyPowerOfTwo(latency_power_of_two) "latency-power-of-two" | "latency-p2c" | "peak-ewma" | "peak-ewma-p2c";
+            /// [`LatencyLeastLoaded`](crate::LatencyLeastLoaded): the minimum latency × load.
+            LatencyLeastLoaded(latency_least_loaded) "latency-least-loaded" | "peak-ewma-least-loaded";
         }
     };
 }

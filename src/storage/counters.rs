@@ -3,6 +3,7 @@
 
 use super::summary::Summary;
 use crate::error::Error;
+use crate::latency::Latency;
 use crate::sync::AtomicArray;
 use crate::sync::atomic::{AtomicU32, Ordering};
 
@@ -11,6 +12,10 @@ pub(crate) struct Counters {
     cells: AtomicArray,
     /// Per-block lower bounds, for arrays long enough to use them.
     summary: Option<Summary>,
+    /// The latency table, for pools that opted in (`Pool::with_latency`):
+    /// kept here, where a pick's context already points, so that a plain
+    /// pick loads nothing more.
+    latency: Option<Box<Latency>>,
 }
 
 impl Counters {
@@ -19,6 +24,7 @@ impl Counters {
         Self {
             cells: AtomicArray::new(len),
             summary: Summary::for_lanes(len),
+            latency: None,
         }
     }
 
@@ -26,6 +32,17 @@ impl Counters {
     /// then scan flat, and releases touch only their counter.
     pub(crate) fn drop_summary(&mut self) {
         self.summary = None;
+    }
+
+    /// Keeps `table` as the pool's latency table (before the pool is shared).
+    pub(crate) fn set_latency(&mut self, table: Latency) {
+        self.latency = Some(Box::new(table));
+    }
+
+    /// The latency table, if the pool keeps one.
+    #[inline(always)]
+    pub(crate) fn latency(&self) -> Option<&Latency> {
+        self.latency.as_deref()
     }
 
     /// The per-block lower bounds, if this array keeps them.

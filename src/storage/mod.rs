@@ -104,6 +104,9 @@ impl<W> Slots<W> {
         if let Some(summary) = self.counters.summary() {
             summary.lowered(slot, 0);
         }
+        if let Some(latency) = self.counters.latency() {
+            latency.forget(slot);
+        }
     }
 
     /// Books `weight` on `slot`, whose key is `key`: a pin for `0`.
