@@ -15,7 +15,7 @@ use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 use std::time::Duration;
 use workerpick_proxy::load::Plan;
-use workerpick_proxy::serve::{self, Config, UpstreamSpec};
+use workerpick_proxy::serve::{self, Config, Replicas, UpstreamSpec};
 use workerpick_proxy::upstream::Speed;
 use workerpick_proxy::{Fleet, MODES, Router, measure};
 
@@ -70,6 +70,24 @@ struct Serve {
     #[arg(long, value_name = "MS", default_value_t = 30_000,
           value_parser = clap::value_parser!(u64).range(0..=86_400_000))]
     drain_ms: u64,
+    /// Share load with the other replicas in front of the same upstreams over
+    /// this NATS server (`nats://host:port`): publish this replica's summary,
+    /// apply theirs. Without it, each replica counts only its own requests.
+    #[arg(long, value_name = "URL")]
+    nats: Option<String>,
+    /// The subject the replicas of one fleet share.
+    #[arg(long, value_name = "SUBJECT", default_value = "workerpick.summary", requires = "nats")]
+    nats_subject: String,
+    /// How often this replica publishes its summary, in ms.
+    #[arg(long, value_name = "MS", default_value_t = 5, requires = "nats",
+          value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    sync_ms: u64,
+    /// How long a peer's summary counts after it arrives, in ms (keep it
+    /// several `--sync-ms` long): a replica or a bus that goes away stops
+    /// counting after this.
+    #[arg(long, value_name = "MS", default_value_t = 5_000, requires = "nats",
+          value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    report_max_age_ms: u64,
 }
 
 fn mode_name(name: &str) -> Result<String, String> {
@@ -147,6 +165,12 @@ fn run_serve(serve: Serve) -> ExitCode {
         fail_after: serve.fail_after,
         eject_for: Duration::from_millis(serve.eject_ms),
         drain_for: Duration::from_millis(serve.drain_ms),
+        replicas: serve.nats.map(|url| Replicas {
+            url,
+            subject: serve.nats_subject,
+            period: Duration::from_millis(serve.sync_ms),
+            max_age: Duration::from_millis(serve.report_max_age_ms),
+        }),
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,

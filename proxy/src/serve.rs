@@ -1,7 +1,9 @@
 //! `workerpick-proxy serve`: a reverse proxy for outside traffic over
 //! workerpick's `HttpRoute`, with a Prometheus `/metrics` page, health from
 //! failures (consecutive 5xx or connect errors eject an upstream for a
-//! while) and a graceful stop on SIGTERM or ctrl-c.
+//! while) and a graceful stop on SIGTERM or ctrl-c. With `--nats` it is one
+//! of several replicas in front of the same upstreams, sharing their load
+//! over a NATS subject (`workerpick-nats`).
 
 use bytes::Bytes;
 use http::uri::Authority;
@@ -65,6 +67,37 @@ impl FromStr for UpstreamSpec {
     }
 }
 
+/// An upstream as the pool's key: its authority, serializable (as
+/// `host:port`) so that replica summaries can name it on a bus.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Addr(pub Authority);
+
+impl serde::Serialize for Addr {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Addr {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        text.parse().map(Addr).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Replica sync over NATS: where and how often.
+#[derive(Clone, Debug)]
+pub struct Replicas {
+    /// The NATS server, `nats://host:port`.
+    pub url: String,
+    /// The subject the fleet's replicas share.
+    pub subject: String,
+    /// How often this replica publishes its summary.
+    pub period: Duration,
+    /// How long a peer's summary counts after it arrives.
+    pub max_age: Duration,
+}
+
 /// What `serve` runs.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -81,6 +114,8 @@ pub struct Config {
     pub eject_for: Duration,
     /// How long a stop waits for requests in flight before it closes them.
     pub drain_for: Duration,
+    /// Replica sync over NATS, if any.
+    pub replicas: Option<Replicas>,
 }
 
 /// Per-upstream counters.
@@ -94,7 +129,8 @@ struct Stats {
 }
 
 struct Shared {
-    pool: Arc<Pool<Authority>>,
+    pool: Arc<Pool<Addr>>,
+    sync: Option<workerpick_nats::Sync>,
     client: HttpClient,
     stats: HashMap<Authority, Stats>,
     order: Vec<Authority>,
@@ -106,14 +142,14 @@ struct Shared {
 #[derive(Clone)]
 struct Watching(Arc<Shared>);
 
-impl Upstreams<Authority> for Watching {
+impl Upstreams<Addr> for Watching {
     type Service = Watched;
 
-    fn service(&self, worker: &Authority) -> Option<Watched> {
+    fn service(&self, worker: &Addr) -> Option<Watched> {
         // Called once per pick: the pick counter.
-        self.0.stats.get(worker)?.picks.fetch_add(1, Ordering::Relaxed);
+        self.0.stats.get(&worker.0)?.picks.fetch_add(1, Ordering::Relaxed);
         Some(Watched {
-            forward: Forward::new(self.0.client.clone(), worker.clone()),
+            forward: Forward::new(self.0.client.clone(), worker.0.clone()),
             shared: self.0.clone(),
         })
     }
@@ -162,14 +198,14 @@ impl Shared {
             return;
         }
         stats.ejections.fetch_add(1, Ordering::Relaxed);
-        let _ = self.pool.set_healthy(upstream, false);
+        let _ = self.pool.set_healthy(&Addr(upstream.clone()), false);
         let shared = self.clone();
         let upstream = upstream.clone();
         tokio::spawn(async move {
             tokio::time::sleep(shared.eject_for).await;
             if let Some(stats) = shared.stats.get(&upstream) {
                 stats.consecutive.store(0, Ordering::Relaxed);
-                let _ = shared.pool.set_healthy(&upstream, true);
+                let _ = shared.pool.set_healthy(&Addr(upstream.clone()), true);
                 // Pairs with the swap above: a failure after re-admission may eject again.
                 stats.ejected.store(false, Ordering::Release);
             }
@@ -179,12 +215,19 @@ impl Shared {
     /// The Prometheus text exposition of every upstream's counters.
     fn metrics(&self) -> String {
         let mut out = String::new();
-        let families: [(&str, &str, &str, &Reading); 5] = [
+        let addr = |a: &Authority| Addr(a.clone());
+        let families: [(&str, &str, &str, &Reading); 6] = [
             (
                 "workerpick_upstream_in_flight",
                 "gauge",
                 "Requests in flight on the upstream (their load, booked until the response body ends).",
-                &|a, _| u64::from(self.pool.in_flight(a).unwrap_or(0)),
+                &|a, _| u64::from(self.pool.in_flight(&addr(a)).unwrap_or(0)),
+            ),
+            (
+                "workerpick_upstream_reported_load",
+                "gauge",
+                "Load the other replicas booked on the upstream, from their last live summaries.",
+                &|a, _| u64::from(self.pool.reported_load(&addr(a)).unwrap_or(0)),
             ),
             (
                 "workerpick_upstream_picks_total",
@@ -202,7 +245,7 @@ impl Shared {
                 "workerpick_upstream_healthy",
                 "gauge",
                 "1 while the upstream receives picks, 0 while ejected after consecutive failures.",
-                &|a, _| u64::from(self.pool.is_healthy(a).unwrap_or(false)),
+                &|a, _| u64::from(self.pool.is_healthy(&addr(a)).unwrap_or(false)),
             ),
             (
                 "workerpick_upstream_ejections_total",
@@ -223,6 +266,32 @@ impl Shared {
                 }
             }
         }
+        if let Some(sync) = &self.sync {
+            let counts = sync.counts();
+            let replica: [(&str, &str, &str, u64); 3] = [
+                (
+                    "workerpick_replica_peers",
+                    "gauge",
+                    "Other replicas whose summaries count here now.",
+                    self.pool.reporting_peers() as u64,
+                ),
+                (
+                    "workerpick_replica_summaries_published_total",
+                    "counter",
+                    "Summaries this replica published.",
+                    counts.published(),
+                ),
+                (
+                    "workerpick_replica_summaries_applied_total",
+                    "counter",
+                    "Other replicas' summaries applied here.",
+                    counts.applied(),
+                ),
+            ];
+            for (name, kind, help, value) in replica {
+                let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
+            }
+        }
         out
     }
 }
@@ -230,7 +299,7 @@ impl Shared {
 /// How a metric family reads one upstream's value.
 type Reading<'a> = dyn Fn(&Authority, &Stats) -> u64 + 'a;
 
-type ProxyRoute = HyperRoute<Authority, Watching, dyn workerpick::Selector, OnBodyEnd>;
+type ProxyRoute = HyperRoute<Addr, Watching, dyn workerpick::Selector, OnBodyEnd>;
 type Proxied = <ProxyRoute as hyper::service::Service<Request<Incoming>>>::Response;
 
 /// One connection's service: `GET /metrics` answered here, the rest routed.
@@ -289,11 +358,22 @@ pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::R
         .map_err(std::io::Error::other)?;
     let pool = Arc::new(Pool::new());
     for u in &config.upstreams {
-        pool.insert_with(u.authority.clone(), WorkerInfo::new().capacity(u.capacity))
+        pool.insert_with(Addr(u.authority.clone()), WorkerInfo::new().capacity(u.capacity))
             .map_err(|e| std::io::Error::other(format!("upstream {}: {e}", u.authority)))?;
     }
+    let sync = match &config.replicas {
+        Some(r) => {
+            pool.set_report_max_age(r.max_age);
+            let bus = workerpick_nats::connect(&r.url)
+                .await
+                .map_err(|e| std::io::Error::other(format!("nats {}: {e}", r.url)))?;
+            Some(workerpick_nats::spawn(pool.clone(), bus, r.subject.clone(), r.period))
+        }
+        None => None,
+    };
     let shared = Arc::new(Shared {
         pool: pool.clone(),
+        sync,
         client: http_client(),
         stats: config
             .upstreams
