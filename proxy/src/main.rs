@@ -52,8 +52,12 @@ struct Serve {
     #[arg(long, value_name = "ADDR")]
     listen: std::net::SocketAddr,
     /// An upstream, host:port, with its capacity weight after `=` (default 1); repeat for each.
-    #[arg(long = "upstream", value_name = "ADDR[=CAP]", required = true)]
+    #[arg(long = "upstream", value_name = "ADDR[=CAP]", required_unless_present = "upstreams_file")]
     upstreams: Vec<UpstreamSpec>,
+    /// A file of upstreams, one `ADDR[=CAP]` a line (blank lines and `#`
+    /// comments skipped), added to any `--upstream`.
+    #[arg(long, value_name = "PATH")]
+    upstreams_file: Option<std::path::PathBuf>,
     /// The mode to route in: any name the registry knows (random, round-robin,
     /// power-of-two, least-loaded, ...; a wrong name lists them all).
     #[arg(long, value_name = "NAME", default_value = "least-loaded", value_parser = mode_name)]
@@ -158,9 +162,22 @@ fn main() -> ExitCode {
 }
 
 fn run_serve(serve: Serve) -> ExitCode {
+    let mut upstreams = serve.upstreams;
+    if let Some(path) = &serve.upstreams_file {
+        let listed = std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serve::read_upstreams(&text));
+        match listed {
+            Ok(listed) => upstreams.extend(listed),
+            Err(e) => {
+                eprintln!("workerpick-proxy: --upstreams-file {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
     let config = Config {
         listen: serve.listen,
-        upstreams: serve.upstreams,
+        upstreams,
         mode: serve.mode,
         fail_after: serve.fail_after,
         eject_for: Duration::from_millis(serve.eject_ms),

@@ -67,6 +67,22 @@ impl FromStr for UpstreamSpec {
     }
 }
 
+/// The upstreams a `--upstreams-file` lists: one `host:port[=CAP]` a line;
+/// blank lines and everything after a `#` are skipped. An error names its line.
+pub fn read_upstreams(text: &str) -> Result<Vec<UpstreamSpec>, String> {
+    let mut upstreams = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split_once('#').map_or(line, |(kept, _)| kept).trim();
+        if !line.is_empty() {
+            upstreams.push(line.parse().map_err(|e| format!("line {}: {e}", n + 1))?);
+        }
+    }
+    if upstreams.is_empty() {
+        return Err("lists no upstream".to_string());
+    }
+    Ok(upstreams)
+}
+
 /// An upstream as the pool's key: its authority, serializable (as
 /// `host:port`) so that replica summaries can name it on a bus.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -393,9 +409,10 @@ pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::R
         tokio::select! {
             _ = &mut stop => break,
             accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
+                let Ok((stream, peer)) = accepted else { continue };
                 let _ = stream.set_nodelay(true);
-                let front = Front { route: HyperRoute::new(route.clone()), shared: shared.clone() };
+                let route = HyperRoute::new(route.clone()).forwarded_for(peer.ip());
+                let front = Front { route, shared: shared.clone() };
                 let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), front);
                 tokio::spawn(graceful.watch(connection));
             }
@@ -425,4 +442,30 @@ fn stop_signal() -> std::io::Result<impl Future<Output = ()>> {
             _ = term.recv() => {}
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_upstreams_file_lists_one_a_line_with_comments_and_blank_lines() {
+        let text = "# the fleet\n10.0.0.1:8000\n\n  10.0.0.2:8000=2  # the big one\n";
+        let listed = read_upstreams(text).unwrap();
+        assert_eq!(listed.len(), 2);
+        assert_eq!(listed[0].authority, "10.0.0.1:8000");
+        assert_eq!((listed[1].authority.as_str(), listed[1].capacity), ("10.0.0.2:8000", 2));
+        assert_eq!(read_upstreams("# none\n\n").unwrap_err(), "lists no upstream");
+        let bad = read_upstreams("10.0.0.1:8000\n10.0.0.2\n").unwrap_err();
+        assert!(bad.starts_with("line 2: "), "{bad}");
+    }
+
+    #[test]
+    fn an_upstream_key_travels_as_host_port() {
+        let key = Addr("10.0.0.1:8000".parse().unwrap());
+        let text = serde_json::to_string(&key).unwrap();
+        assert_eq!(text, "\"10.0.0.1:8000\"");
+        assert_eq!(serde_json::from_str::<Addr>(&text).unwrap(), key);
+        assert!(serde_json::from_str::<Addr>("\"not a/host\"").is_err());
+    }
 }

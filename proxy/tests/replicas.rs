@@ -140,21 +140,38 @@ async fn held_upstream(release: watch::Receiver<u64>) -> Held {
 
 type TestClient = Client<HttpConnector, Empty<Bytes>>;
 
-/// A replica: the proxy binary over the whole fleet, with sync over `bus` or without.
+/// A replica: the proxy binary over the whole fleet, with sync over `bus`
+/// (the fleet named by an `--upstreams-file`) or without (by `--upstream`s).
 fn start_replica(fleet: &[Held], bus: Option<u16>) -> (Process, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_workerpick-proxy"));
     command.args(["serve", "--listen", "127.0.0.1:0", "--mode", "least-loaded"]);
-    for u in fleet {
-        command.args(["--upstream", &u.server.addr().to_string()]);
+    let mut listed = None;
+    if bus.is_some() {
+        let file = std::env::temp_dir().join(format!("workerpick-replicas-{}.txt", std::process::id()));
+        let mut text = String::from("# the fleet, one upstream a line\n");
+        for u in fleet {
+            text += &format!("{}=1\n", u.server.addr());
+        }
+        std::fs::write(&file, text).unwrap();
+        command.arg("--upstreams-file").arg(&file);
+        listed = Some(file);
+    } else {
+        for u in fleet {
+            command.args(["--upstream", &u.server.addr().to_string()]);
+        }
     }
     if let Some(port) = bus {
         command.args(["--nats", &format!("nats://127.0.0.1:{port}")]);
         command.args(["--sync-ms", &SYNC_MS.to_string()]);
         command.args(["--report-max-age-ms", &MAX_AGE_MS.to_string()]);
     }
-    Process::start(command, false, |line| {
+    let started = Process::start(command, false, |line| {
         line.strip_prefix("listening on ").map(|a| a.trim().to_string())
-    })
+    });
+    if let Some(file) = listed {
+        let _ = std::fs::remove_file(file); // read before it listens
+    }
+    started
 }
 
 async fn metrics(client: &TestClient, addr: &str) -> String {

@@ -5,7 +5,8 @@ use core::convert::Infallible;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
-use http::{Request, Response};
+use http::{HeaderValue, Request, Response};
+use std::net::IpAddr;
 use tower_service::Service;
 
 /// A [`Route`] as a hyper 1 service: hyper calls `&self`, a `Route` picks
@@ -40,6 +41,7 @@ use tower_service::Service;
 /// assert_eq!(response.status(), 503); // the empty pool, as a response
 /// ```
 pub struct HyperRoute<W, U, Sel: ?Sized = dyn Selector, C = super::OnBodyEnd> {
+    client: Option<HeaderValue>,
     route: RefCell<Route<W, U, Sel, C>>,
 }
 
@@ -47,8 +49,17 @@ impl<W, U, Sel: ?Sized, C> HyperRoute<W, U, Sel, C> {
     /// Serves with `route` (give each connection its own clone).
     pub fn new(route: Route<W, U, Sel, C>) -> Self {
         Self {
+            client: None,
             route: RefCell::new(route),
         }
+    }
+
+    /// Adds `client` (the connection's peer) to each request's
+    /// `X-Forwarded-For`, after what earlier proxies wrote there. The address
+    /// is formatted once, here; each request then appends one header line.
+    pub fn forwarded_for(mut self, client: IpAddr) -> Self {
+        self.client = HeaderValue::try_from(client.to_string()).ok();
+        self
     }
 
     /// The route back.
@@ -72,7 +83,10 @@ where
     type Error = Infallible;
     type Future = HyperFuture<<Route<W, U, Sel, C> as Service<Request<ReqB>>>::Future>;
 
-    fn call(&self, request: Request<ReqB>) -> Self::Future {
+    fn call(&self, mut request: Request<ReqB>) -> Self::Future {
+        if let Some(client) = &self.client {
+            super::headers::forwarded_for(request.headers_mut(), client);
+        }
         // `Route::poll_ready` is always ready (see the module docs), so it
         // needs no waker and no wait: the pick happens in `call`.
         HyperFuture {

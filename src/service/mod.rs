@@ -120,6 +120,8 @@ mod discovered;
 #[cfg(feature = "hyper")]
 mod forward;
 #[cfg(feature = "hyper")]
+mod headers;
+#[cfg(feature = "hyper")]
 mod hyper_route;
 mod route;
 #[cfg(feature = "hyper")]
