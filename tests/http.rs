@@ -2,7 +2,8 @@
 //! forwards to a real upstream (URI rewritten, path and query kept), holds
 //! the load until the body ends, and answers 503 with no workers and 502
 //! for an upstream that refuses connections; hop-by-hop headers stay on their
-//! connection both ways, and `X-Forwarded-For` names the client.
+//! connection both ways, `X-Forwarded-For` names the client, and an admission
+//! bound sheds with 503.
 #![cfg(feature = "hyper")]
 
 use http::Request;
@@ -13,7 +14,7 @@ use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
-use workerpick::service::{HttpRoute, HyperRoute, http_client};
+use workerpick::service::{Admission, HttpRoute, HyperRoute, http_client};
 use workerpick::{Pool, Registry};
 
 /// An upstream on 127.0.0.1 that answers with the path and query it received.
@@ -176,6 +177,40 @@ async fn drops_hop_by_hop_headers_both_ways_and_adds_x_forwarded_for() {
         assert!(headers.get("x-internal").is_none(), "{headers:?}");
         assert!(headers.get("keep-alive").is_none(), "{headers:?}");
         assert_eq!(headers.get("x-public").unwrap(), "1");
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn an_admission_bound_sheds_with_503_until_a_body_is_done() {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        let up = echo().await;
+        let pool = Arc::new(Pool::from_workers([up.clone()]).unwrap());
+        let route: HttpRoute<String> = HttpRoute::forward(
+            &pool,
+            Registry::new().resolve("least-loaded").unwrap(),
+            http_client(),
+        );
+        let admission = Admission::new(1);
+        // Two connections, one bound.
+        let (one, two) = (
+            HyperRoute::new(route.clone()).admission(admission.clone()),
+            HyperRoute::new(route).admission(admission.clone()),
+        );
+        let first = one.call(Request::new(String::new())).await.unwrap();
+        assert_eq!(first.status(), 200);
+        assert_eq!(admission.in_flight(), 1); // held by its body
+        let shed = two.call(Request::new(String::new())).await.unwrap();
+        assert_eq!(shed.status(), 503);
+        assert_eq!(body_text(shed.into_body()).await, "over the admission limit: shed\n");
+        assert_eq!((admission.shed(), pool.in_flight(&up)), (1, Some(1))); // never picked
+        assert_eq!(body_text(first.into_body()).await, "/");
+        assert_eq!(admission.in_flight(), 0);
+        let again = two.call(Request::new(String::new())).await.unwrap();
+        assert_eq!(again.status(), 200);
+        drop(again);
+        assert_eq!((admission.in_flight(), pool.in_flight(&up)), (0, Some(0)));
     })
     .await
     .unwrap();

@@ -74,6 +74,10 @@ struct Serve {
     #[arg(long, value_name = "MS", default_value_t = 30_000,
           value_parser = clap::value_parser!(u64).range(0..=86_400_000))]
     drain_ms: u64,
+    /// Requests in flight at once, over all upstreams; one more is answered
+    /// 503 at once (shed), not queued. Unbounded without it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_in_flight: Option<u32>,
     /// Share load with the other replicas in front of the same upstreams over
     /// this NATS server (`nats://host:port`): publish this replica's summary,
     /// apply theirs. Without it, each replica counts only its own requests.
@@ -182,6 +186,7 @@ fn run_serve(serve: Serve) -> ExitCode {
         fail_after: serve.fail_after,
         eject_for: Duration::from_millis(serve.eject_ms),
         drain_for: Duration::from_millis(serve.drain_ms),
+        max_in_flight: serve.max_in_flight,
         replicas: serve.nats.map(|url| Replicas {
             url,
             subject: serve.nats_subject,

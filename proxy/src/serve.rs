@@ -25,7 +25,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use workerpick::service::{
-    BoxError, Forward, HttpClient, HyperRoute, OnBodyEnd, Route, Upstreams, http_client,
+    Admission, BoxError, Forward, HttpClient, HyperRoute, OnBodyEnd, Route, Upstreams, http_client,
 };
 use workerpick::{Pool, Registry, WorkerInfo};
 
@@ -130,6 +130,8 @@ pub struct Config {
     pub eject_for: Duration,
     /// How long a stop waits for requests in flight before it closes them.
     pub drain_for: Duration,
+    /// The bound on requests in flight beyond which they are shed (503).
+    pub max_in_flight: Option<u32>,
     /// Replica sync over NATS, if any.
     pub replicas: Option<Replicas>,
 }
@@ -147,6 +149,7 @@ struct Stats {
 struct Shared {
     pool: Arc<Pool<Addr>>,
     sync: Option<workerpick_nats::Sync>,
+    admission: Option<Admission>,
     client: HttpClient,
     stats: HashMap<Authority, Stats>,
     order: Vec<Authority>,
@@ -282,6 +285,15 @@ impl Shared {
                 }
             }
         }
+        if let Some(admission) = &self.admission {
+            let name = "workerpick_shed_total";
+            let _ = writeln!(
+                out,
+                "# HELP {name} Requests answered 503 over the in-flight bound ({}).\n# TYPE {name} counter\n{name} {}",
+                admission.limit(),
+                admission.shed()
+            );
+        }
         if let Some(sync) = &self.sync {
             let counts = sync.counts();
             let replica: [(&str, &str, &str, u64); 3] = [
@@ -390,6 +402,7 @@ pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::R
     let shared = Arc::new(Shared {
         pool: pool.clone(),
         sync,
+        admission: config.max_in_flight.map(Admission::new),
         client: http_client(),
         stats: config
             .upstreams
@@ -411,7 +424,10 @@ pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::R
             accepted = listener.accept() => {
                 let Ok((stream, peer)) = accepted else { continue };
                 let _ = stream.set_nodelay(true);
-                let route = HyperRoute::new(route.clone()).forwarded_for(peer.ip());
+                let mut route = HyperRoute::new(route.clone()).forwarded_for(peer.ip());
+                if let Some(admission) = &shared.admission {
+                    route = route.admission(admission.clone());
+                }
                 let front = Front { route, shared: shared.clone() };
                 let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), front);
                 tokio::spawn(graceful.watch(connection));

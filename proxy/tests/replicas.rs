@@ -5,7 +5,8 @@
 //! only their own land on one another's. Faults: the bus is killed mid-run
 //! (every replica falls back to its own counts, the peers' reports age out,
 //! nothing leaks, sync resumes when the bus is back) and a replica is killed
-//! (its load ages out of the others).
+//! (its load ages out of the others). The unsynced replicas also bound their
+//! requests in flight (`--max-in-flight`): one over is shed with 503.
 //!
 //! Skips, saying so, where `nats-server` is not installed (Debian: `apt-get
 //! install nats-server`), unless `WORKERPICK_REQUIRE_NATS` is set (CI sets it).
@@ -159,6 +160,8 @@ fn start_replica(fleet: &[Held], bus: Option<u16>) -> (Process, String) {
         for u in fleet {
             command.args(["--upstream", &u.server.addr().to_string()]);
         }
+        // Its share of the run: one more is shed.
+        command.args(["--max-in-flight", &(UPSTREAMS / 3).to_string()]);
     }
     if let Some(port) = bus {
         command.args(["--nats", &format!("nats://127.0.0.1:{port}")]);
@@ -349,6 +352,13 @@ async fn replicas_share_load_over_nats_and_survive_the_bus_and_a_replica_dying()
         }
         let local_requests = drive(&client, &addrs, &fleet, false).await;
         let local_peak = peak(&fleet);
+        // Each holds its `--max-in-flight`: one more is answered 503 at once.
+        let over = client
+            .get(format!("http://{}/held", addrs[0]).parse().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(over.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(total(&metrics(&client, &addrs[0]).await, "workerpick_shed_total"), 1);
         release.send_modify(|r| *r += 1);
         for status in futures_join(local_requests).await {
             assert_eq!(status, Some(StatusCode::OK));
