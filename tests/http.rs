@@ -203,7 +203,10 @@ async fn an_admission_bound_sheds_with_503_until_a_body_is_done() {
         assert_eq!(admission.in_flight(), 1); // held by its body
         let shed = two.call(Request::new(String::new())).await.unwrap();
         assert_eq!(shed.status(), 503);
-        assert_eq!(body_text(shed.into_body()).await, "over the admission limit: shed\n");
+        assert_eq!(
+            body_text(shed.into_body()).await,
+            "over the admission limit: shed\n"
+        );
         assert_eq!((admission.shed(), pool.in_flight(&up)), (1, Some(1))); // never picked
         assert_eq!(body_text(first.into_body()).await, "/");
         assert_eq!(admission.in_flight(), 0);

@@ -28,7 +28,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listen = args.next().ok_or("usage: axum LISTEN UPSTREAM...")?;
     let upstreams: Vec<http::uri::Authority> = args.map(|a| a.parse()).collect::<Result<_, _>>()?;
     let pool = Arc::new(Pool::from_workers(upstreams)?);
-    let route: HttpRoute<Body> = HttpRoute::forward(&pool, Registry::new().resolve("least-loaded")?, http_client());
+    let route: HttpRoute<Body> =
+        HttpRoute::forward(&pool, Registry::new().resolve("least-loaded")?, http_client());
     let app = axum::Router::new().fallback(forward).with_state(route);
     let listener = tokio::net::TcpListener::bind(&listen).await?;
     println!("listening on {}", listener.local_addr()?);

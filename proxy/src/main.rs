@@ -52,7 +52,11 @@ struct Serve {
     #[arg(long, value_name = "ADDR")]
     listen: std::net::SocketAddr,
     /// An upstream, host:port, with its capacity weight after `=` (default 1); repeat for each.
-    #[arg(long = "upstream", value_name = "ADDR[=CAP]", required_unless_present = "upstreams_file")]
+    #[arg(
+        long = "upstream",
+        value_name = "ADDR[=CAP]",
+        required_unless_present = "upstreams_file"
+    )]
     upstreams: Vec<UpstreamSpec>,
     /// A file of upstreams, one `ADDR[=CAP]` a line (blank lines and `#`
     /// comments skipped), added to any `--upstream`.
@@ -84,7 +88,12 @@ struct Serve {
     #[arg(long, value_name = "URL")]
     nats: Option<String>,
     /// The subject the replicas of one fleet share.
-    #[arg(long, value_name = "SUBJECT", default_value = "workerpick.summary", requires = "nats")]
+    #[arg(
+        long,
+        value_name = "SUBJECT",
+        default_value = "workerpick.summary",
+        requires = "nats"
+    )]
     nats_subject: String,
     /// How often this replica publishes its summary, in ms.
     #[arg(long, value_name = "MS", default_value_t = 5, requires = "nats",

@@ -395,7 +395,12 @@ pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::R
             let bus = workerpick_nats::connect(&r.url)
                 .await
                 .map_err(|e| std::io::Error::other(format!("nats {}: {e}", r.url)))?;
-            Some(workerpick_nats::spawn(pool.clone(), bus, r.subject.clone(), r.period))
+            Some(workerpick_nats::spawn(
+                pool.clone(),
+                bus,
+                r.subject.clone(),
+                r.period,
+            ))
         }
         None => None,
     };
@@ -470,7 +475,10 @@ mod tests {
         let listed = read_upstreams(text).unwrap();
         assert_eq!(listed.len(), 2);
         assert_eq!(listed[0].authority, "10.0.0.1:8000");
-        assert_eq!((listed[1].authority.as_str(), listed[1].capacity), ("10.0.0.2:8000", 2));
+        assert_eq!(
+            (listed[1].authority.as_str(), listed[1].capacity),
+            ("10.0.0.2:8000", 2)
+        );
         assert_eq!(read_upstreams("# none\n\n").unwrap_err(), "lists no upstream");
         let bad = read_upstreams("10.0.0.1:8000\n10.0.0.2\n").unwrap_err();
         assert!(bad.starts_with("line 2: "), "{bad}");

@@ -54,7 +54,11 @@ impl Process {
     /// (stdout, or stderr when `on_stderr`) that `wanted` picks a value from.
     fn start(mut command: Command, on_stderr: bool, wanted: fn(&str) -> Option<String>) -> (Self, String) {
         let out = if on_stderr { Stdio::null() } else { Stdio::piped() };
-        let err = if on_stderr { Stdio::piped() } else { Stdio::inherit() };
+        let err = if on_stderr {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        };
         let mut child = command.stdout(out).stderr(err).spawn().unwrap();
         let lines: Box<dyn std::io::Read + Send> = if on_stderr {
             Box::new(child.stderr.take().unwrap())
@@ -136,7 +140,11 @@ async fn held_upstream(release: watch::Receiver<u64>) -> Held {
     })
     .await
     .unwrap();
-    Held { server, holding, peak }
+    Held {
+        server,
+        holding,
+        peak,
+    }
 }
 
 type TestClient = Client<HttpConnector, Empty<Bytes>>;
@@ -220,7 +228,12 @@ async fn until<F: Future<Output = bool>>(what: &str, mut check: impl FnMut() -> 
 /// Sends `UPSTREAMS` requests, one at a time, through the replicas in turn;
 /// each is held by its upstream before the next is sent, and (`synced`) every
 /// other replica has its sender's summary with it. Returns the requests.
-async fn drive(client: &TestClient, replicas: &[String], fleet: &[Held], synced: bool) -> Vec<JoinHandle<Option<StatusCode>>> {
+async fn drive(
+    client: &TestClient,
+    replicas: &[String],
+    fleet: &[Held],
+    synced: bool,
+) -> Vec<JoinHandle<Option<StatusCode>>> {
     let mut sent = Vec::new();
     for k in 0..UPSTREAMS {
         let via = &replicas[k % replicas.len()];
@@ -280,11 +293,17 @@ async fn replicas_share_load_over_nats_and_survive_the_bus_and_a_replica_dying()
             addrs.push(a);
         }
         for a in &addrs {
-            until("every replica hears the other two", || async { view(&client, a).await.0 == 2 }).await;
+            until("every replica hears the other two", || async {
+                view(&client, a).await.0 == 2
+            })
+            .await;
         }
         let synced_requests = drive(&client, &addrs, &fleet, true).await;
         let synced_peak = peak(&fleet);
-        assert_eq!(synced_peak, 1, "with sync every request lands on an idle upstream");
+        assert_eq!(
+            synced_peak, 1,
+            "with sync every request lands on an idle upstream"
+        );
 
         // The bus dies: the peers' reports age out, own counts stay exact.
         drop(bus);
@@ -296,7 +315,10 @@ async fn replicas_share_load_over_nats_and_survive_the_bus_and_a_replica_dying()
             .await;
             aged = aged.max(took);
         }
-        assert!(aged >= Duration::from_millis(MAX_AGE_MS / 2), "aged out after {aged:?}: too early");
+        assert!(
+            aged >= Duration::from_millis(MAX_AGE_MS / 2),
+            "aged out after {aged:?}: too early"
+        );
         // It comes back on the same port: sync resumes by itself.
         let (bus, _) = start_bus(&binary, Some(port));
         let mut resumed = Duration::ZERO;
@@ -321,7 +343,10 @@ async fn replicas_share_load_over_nats_and_survive_the_bus_and_a_replica_dying()
         // Every request ends: nothing stays booked or reported.
         release.send_modify(|r| *r += 1);
         for a in &addrs {
-            until("nothing left booked", || async { view(&client, a).await == (1, 0, 0) }).await;
+            until("nothing left booked", || async {
+                view(&client, a).await == (1, 0, 0)
+            })
+            .await;
         }
         let answers: Vec<_> = futures_join(synced_requests).await;
         for (k, status) in answers.iter().enumerate() {
@@ -358,7 +383,10 @@ async fn replicas_share_load_over_nats_and_survive_the_bus_and_a_replica_dying()
             .await
             .unwrap();
         assert_eq!(over.status(), StatusCode::SERVICE_UNAVAILABLE);
-        assert_eq!(total(&metrics(&client, &addrs[0]).await, "workerpick_shed_total"), 1);
+        assert_eq!(
+            total(&metrics(&client, &addrs[0]).await, "workerpick_shed_total"),
+            1
+        );
         release.send_modify(|r| *r += 1);
         for status in futures_join(local_requests).await {
             assert_eq!(status, Some(StatusCode::OK));

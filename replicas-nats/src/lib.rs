@@ -132,13 +132,27 @@ where
 {
     let subject: String = subject.into();
     let counts = Arc::new(Counts::default());
-    let publisher = tokio::spawn(publish(pool.clone(), client.clone(), subject.clone(), period, counts.clone()));
+    let publisher = tokio::spawn(publish(
+        pool.clone(),
+        client.clone(),
+        subject.clone(),
+        period,
+        counts.clone(),
+    ));
     let applier = tokio::spawn(apply(pool, client, subject, counts.clone()));
-    Sync { counts, tasks: [publisher, applier] }
+    Sync {
+        counts,
+        tasks: [publisher, applier],
+    }
 }
 
-async fn publish<W>(pool: Arc<Pool<W>>, client: Client, subject: String, period: Duration, counts: Arc<Counts>)
-where
+async fn publish<W>(
+    pool: Arc<Pool<W>>,
+    client: Client,
+    subject: String,
+    period: Duration,
+    counts: Arc<Counts>,
+) where
     W: Clone + Eq + Hash + Send + std::marker::Sync + Serialize,
 {
     let mut tick = tokio::time::interval(period.max(Duration::from_millis(1)));

@@ -1,5 +1,5 @@
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// A bound on the requests in flight through every [`HyperRoute`] that shares
 /// it: a request over the bound is answered 503 at once (shed), not queued.
@@ -80,7 +80,9 @@ impl Admission {
         let gate = &self.gate;
         let admitted = gate
             .admitted
-            .fetch_update(Ordering::Acquire, Ordering::Relaxed, |n| (n < gate.limit).then_some(n + 1));
+            .fetch_update(Ordering::Acquire, Ordering::Relaxed, |n| {
+                (n < gate.limit).then_some(n + 1)
+            });
         match admitted {
             Ok(_) => Some(Permit(gate.clone())),
             Err(_) => {

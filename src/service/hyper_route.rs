@@ -1,6 +1,5 @@
 use super::admission::{Admission, Permit};
 use super::{BoxError, Route, RouteBody, error_response};
-use hyper::body::Bytes;
 use crate::selector::Selector;
 use core::cell::RefCell;
 use core::convert::Infallible;
@@ -8,6 +7,7 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 use http::{HeaderValue, Request, Response};
+use hyper::body::Bytes;
 use std::net::IpAddr;
 use tower_service::Service;
 
@@ -100,7 +100,12 @@ where
         let permit = match &self.admission {
             Some(admission) => match admission.try_admit() {
                 Some(permit) => Some(permit),
-                None => return HyperFuture { inner: None, permit: None },
+                None => {
+                    return HyperFuture {
+                        inner: None,
+                        permit: None,
+                    };
+                }
             },
             None => None,
         };

@@ -117,11 +117,11 @@
 //! assert_eq!(answer, "hi from a");
 //! ```
 
+#[cfg(feature = "hyper")]
+mod admission;
 mod body;
 mod completion;
 mod discovered;
-#[cfg(feature = "hyper")]
-mod admission;
 #[cfg(feature = "hyper")]
 mod forward;
 #[cfg(feature = "hyper")]
@@ -133,11 +133,11 @@ mod route;
 mod route_body;
 mod upstreams;
 
+#[cfg(feature = "hyper")]
+pub use admission::Admission;
 pub use body::ReservedBody;
 pub use completion::{Completion, OnBodyEnd, OnResponse};
 pub use discovered::{Discovered, Membership};
-#[cfg(feature = "hyper")]
-pub use admission::Admission;
 #[cfg(feature = "hyper")]
 pub use forward::{Forward, ForwardFuture, ForwardTo, HttpClient, HttpRoute, http_client};
 #[cfg(feature = "hyper")]
