@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command, then the feature-gated tests (serde, futures,
 # tower) and doctests, the proxy's loopback test, and the simulator's
-# invariants (proxy and simulator are packages of their own: the root's
+# invariants (proxy, its NATS glue and simulator are packages of their own: the root's
 # `cargo test` does not build them or their dependencies).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +13,20 @@ cargo test --all-features --test hold --test route --test http
 # Session bindings (feature `sessions`: the papaya map).
 cargo test --all-features --test sessions
 cargo test --all-features --doc
-# The proxy's integration tests: real loopback sockets, every mode, and `serve` as a binary (~6 s once built).
+# The proxy's integration tests: real loopback sockets, every mode, and `serve` as a binary (~6 s once built);
+# tests/replicas.rs runs three replicas over a real NATS server: Debian's nats-server, installed here
+# when missing (as root, or through sudo), and required then (the test skips without it otherwise).
+if ! command -v nats-server >/dev/null && [ ! -x /usr/sbin/nats-server ] && command -v apt-get >/dev/null; then
+    sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    echo "==> test: installing nats-server"
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends nats-server >/dev/null \
+        || { "${sudo[@]}" apt-get update -qq \
+             && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends nats-server >/dev/null; }
+fi
+if command -v nats-server >/dev/null || [ -x /usr/sbin/nats-server ]; then
+    export WORKERPICK_REQUIRE_NATS=1
+fi
 cargo test -p workerpick-proxy --release
+cargo test -p workerpick-nats --release
 cargo test -p workerpick-sim

@@ -878,7 +878,18 @@
 /// instruction-count gate (`iai/`) are workspace members built when named.
 /// The peer libraries the benchmarks compare against (`benches/peers/`) and
 /// the fuzz targets (`fuzz/`) are crates of their own, outside the workspace,
-/// so their dependencies never enter the library's build.
+/// so their dependencies never enter the library's build. `proxy/`
+/// (`workerpick-proxy`) and `replicas-nats/` (`workerpick-nats`, replica sync
+/// over NATS on `async-nats`) are members too: the library takes no bus
+/// dependency, and its `hyper` feature only the HTTP glue.
+///
+/// # Admission and readiness in the HTTP glue
+/// `Route::poll_ready` is always ready (the worker is chosen in `call`), so
+/// it cannot push back. The bound is `service::Admission` (feature `hyper`)
+/// on `HyperRoute`: one compare-and-swap loop on a shared counter before
+/// the pick (exact: never over the limit, never a spurious shed), a 503
+/// without a pick when full, and a permit (an `Arc` clone) carried by the
+/// response body and given back when hyper drops it.
 pub mod design {}
 
 /// What a plain pick costs, where it went, and what keeps it from drifting.

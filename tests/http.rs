@@ -1,7 +1,9 @@
 //! The `hyper` feature on loopback: an `HttpRoute` served by `HyperRoute`
 //! forwards to a real upstream (URI rewritten, path and query kept), holds
 //! the load until the body ends, and answers 503 with no workers and 502
-//! for an upstream that refuses connections.
+//! for an upstream that refuses connections; hop-by-hop headers stay on their
+//! connection both ways, `X-Forwarded-For` names the client, and an admission
+//! bound sheds with 503.
 #![cfg(feature = "hyper")]
 
 use http::Request;
@@ -12,7 +14,7 @@ use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
-use workerpick::service::{HttpRoute, HyperRoute, http_client};
+use workerpick::service::{Admission, HttpRoute, HyperRoute, http_client};
 use workerpick::{Pool, Registry};
 
 /// An upstream on 127.0.0.1 that answers with the path and query it received.
@@ -102,6 +104,116 @@ async fn forwards_holds_load_until_the_body_ends_and_maps_errors() {
                 .await
                 .starts_with("no upstream available: ")
         );
+    })
+    .await
+    .unwrap();
+}
+
+/// An upstream that answers with the request headers it received, one
+/// `name: value` a line, and sends hop-by-hop headers of its own.
+async fn header_echo() -> http::uri::Authority {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let answer = hyper::service::service_fn(|req: Request<Incoming>| async move {
+                let mut seen: Vec<String> = req
+                    .headers()
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {}", v.to_str().unwrap()))
+                    .collect();
+                seen.sort();
+                let response = http::Response::builder()
+                    .header("connection", "x-internal")
+                    .header("x-internal", "1")
+                    .header("keep-alive", "timeout=5")
+                    .header("x-public", "1")
+                    .body(seen.join("\n"))
+                    .unwrap();
+                Ok::<_, Infallible>(response)
+            });
+            tokio::spawn(
+                hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), answer),
+            );
+        }
+    });
+    addr.to_string().parse().unwrap()
+}
+
+#[tokio::test]
+async fn drops_hop_by_hop_headers_both_ways_and_adds_x_forwarded_for() {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        let up = header_echo().await;
+        let pool = Arc::new(Pool::from_workers([up.clone()]).unwrap());
+        let route: HttpRoute<String> = HttpRoute::forward(
+            &pool,
+            Registry::new().resolve("least-loaded").unwrap(),
+            http_client(),
+        );
+        let front = HyperRoute::new(route).forwarded_for("192.0.2.1".parse().unwrap());
+        let request = Request::get("http://front.example/")
+            .header("host", "front.example")
+            .header("connection", "keep-alive, x-secret, x-forwarded-for")
+            .header("x-secret", "1")
+            .header("keep-alive", "timeout=5")
+            .header("proxy-authorization", "Basic eA==")
+            .header("x-forwarded-for", "203.0.113.7")
+            .header("x-kept", "yes")
+            .body(String::new())
+            .unwrap();
+        let response = front.call(request).await.unwrap();
+        assert_eq!(response.status(), 200);
+        let headers = response.headers().clone();
+        let seen = body_text(response.into_body()).await;
+        // hyper's client adds nothing here: a GET with an empty body.
+        assert_eq!(
+            seen,
+            "host: front.example\nx-forwarded-for: 192.0.2.1\nx-forwarded-for: 203.0.113.7\nx-kept: yes",
+        );
+        assert!(headers.get("connection").is_none(), "{headers:?}");
+        assert!(headers.get("x-internal").is_none(), "{headers:?}");
+        assert!(headers.get("keep-alive").is_none(), "{headers:?}");
+        assert_eq!(headers.get("x-public").unwrap(), "1");
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn an_admission_bound_sheds_with_503_until_a_body_is_done() {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        let up = echo().await;
+        let pool = Arc::new(Pool::from_workers([up.clone()]).unwrap());
+        let route: HttpRoute<String> = HttpRoute::forward(
+            &pool,
+            Registry::new().resolve("least-loaded").unwrap(),
+            http_client(),
+        );
+        let admission = Admission::new(1);
+        // Two connections, one bound.
+        let (one, two) = (
+            HyperRoute::new(route.clone()).admission(admission.clone()),
+            HyperRoute::new(route).admission(admission.clone()),
+        );
+        let first = one.call(Request::new(String::new())).await.unwrap();
+        assert_eq!(first.status(), 200);
+        assert_eq!(admission.in_flight(), 1); // held by its body
+        let shed = two.call(Request::new(String::new())).await.unwrap();
+        assert_eq!(shed.status(), 503);
+        assert_eq!(
+            body_text(shed.into_body()).await,
+            "over the admission limit: shed\n"
+        );
+        assert_eq!((admission.shed(), pool.in_flight(&up)), (1, Some(1))); // never picked
+        assert_eq!(body_text(first.into_body()).await, "/");
+        assert_eq!(admission.in_flight(), 0);
+        let again = two.call(Request::new(String::new())).await.unwrap();
+        assert_eq!(again.status(), 200);
+        drop(again);
+        assert_eq!((admission.in_flight(), pool.in_flight(&up)), (0, Some(0)));
     })
     .await
     .unwrap();

@@ -15,7 +15,7 @@ use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 use std::time::Duration;
 use workerpick_proxy::load::Plan;
-use workerpick_proxy::serve::{self, Config, UpstreamSpec};
+use workerpick_proxy::serve::{self, Config, Replicas, UpstreamSpec};
 use workerpick_proxy::upstream::Speed;
 use workerpick_proxy::{Fleet, MODES, Router, measure};
 
@@ -52,8 +52,16 @@ struct Serve {
     #[arg(long, value_name = "ADDR")]
     listen: std::net::SocketAddr,
     /// An upstream, host:port, with its capacity weight after `=` (default 1); repeat for each.
-    #[arg(long = "upstream", value_name = "ADDR[=CAP]", required = true)]
+    #[arg(
+        long = "upstream",
+        value_name = "ADDR[=CAP]",
+        required_unless_present = "upstreams_file"
+    )]
     upstreams: Vec<UpstreamSpec>,
+    /// A file of upstreams, one `ADDR[=CAP]` a line (blank lines and `#`
+    /// comments skipped), added to any `--upstream`.
+    #[arg(long, value_name = "PATH")]
+    upstreams_file: Option<std::path::PathBuf>,
     /// The mode to route in: any name the registry knows (random, round-robin,
     /// power-of-two, least-loaded, ...; a wrong name lists them all).
     #[arg(long, value_name = "NAME", default_value = "least-loaded", value_parser = mode_name)]
@@ -70,6 +78,33 @@ struct Serve {
     #[arg(long, value_name = "MS", default_value_t = 30_000,
           value_parser = clap::value_parser!(u64).range(0..=86_400_000))]
     drain_ms: u64,
+    /// Requests in flight at once, over all upstreams; one more is answered
+    /// 503 at once (shed), not queued. Unbounded without it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_in_flight: Option<u32>,
+    /// Share load with the other replicas in front of the same upstreams over
+    /// this NATS server (`nats://host:port`): publish this replica's summary,
+    /// apply theirs. Without it, each replica counts only its own requests.
+    #[arg(long, value_name = "URL")]
+    nats: Option<String>,
+    /// The subject the replicas of one fleet share.
+    #[arg(
+        long,
+        value_name = "SUBJECT",
+        default_value = "workerpick.summary",
+        requires = "nats"
+    )]
+    nats_subject: String,
+    /// How often this replica publishes its summary, in ms.
+    #[arg(long, value_name = "MS", default_value_t = 5, requires = "nats",
+          value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    sync_ms: u64,
+    /// How long a peer's summary counts after it arrives, in ms (keep it
+    /// several `--sync-ms` long): a replica or a bus that goes away stops
+    /// counting after this.
+    #[arg(long, value_name = "MS", default_value_t = 5_000, requires = "nats",
+          value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    report_max_age_ms: u64,
 }
 
 fn mode_name(name: &str) -> Result<String, String> {
@@ -140,13 +175,33 @@ fn main() -> ExitCode {
 }
 
 fn run_serve(serve: Serve) -> ExitCode {
+    let mut upstreams = serve.upstreams;
+    if let Some(path) = &serve.upstreams_file {
+        let listed = std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serve::read_upstreams(&text));
+        match listed {
+            Ok(listed) => upstreams.extend(listed),
+            Err(e) => {
+                eprintln!("workerpick-proxy: --upstreams-file {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
     let config = Config {
         listen: serve.listen,
-        upstreams: serve.upstreams,
+        upstreams,
         mode: serve.mode,
         fail_after: serve.fail_after,
         eject_for: Duration::from_millis(serve.eject_ms),
         drain_for: Duration::from_millis(serve.drain_ms),
+        max_in_flight: serve.max_in_flight,
+        replicas: serve.nats.map(|url| Replicas {
+            url,
+            subject: serve.nats_subject,
+            period: Duration::from_millis(serve.sync_ms),
+            max_age: Duration::from_millis(serve.report_max_age_ms),
+        }),
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,

@@ -1,7 +1,9 @@
 //! `workerpick-proxy serve`: a reverse proxy for outside traffic over
 //! workerpick's `HttpRoute`, with a Prometheus `/metrics` page, health from
 //! failures (consecutive 5xx or connect errors eject an upstream for a
-//! while) and a graceful stop on SIGTERM or ctrl-c.
+//! while) and a graceful stop on SIGTERM or ctrl-c. With `--nats` it is one
+//! of several replicas in front of the same upstreams, sharing their load
+//! over a NATS subject (`workerpick-nats`).
 
 use bytes::Bytes;
 use http::uri::Authority;
@@ -23,7 +25,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use workerpick::service::{
-    BoxError, Forward, HttpClient, HyperRoute, OnBodyEnd, Route, Upstreams, http_client,
+    Admission, BoxError, Forward, HttpClient, HyperRoute, OnBodyEnd, Route, Upstreams, http_client,
 };
 use workerpick::{Pool, Registry, WorkerInfo};
 
@@ -65,6 +67,53 @@ impl FromStr for UpstreamSpec {
     }
 }
 
+/// The upstreams a `--upstreams-file` lists: one `host:port[=CAP]` a line;
+/// blank lines and everything after a `#` are skipped. An error names its line.
+pub fn read_upstreams(text: &str) -> Result<Vec<UpstreamSpec>, String> {
+    let mut upstreams = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split_once('#').map_or(line, |(kept, _)| kept).trim();
+        if !line.is_empty() {
+            upstreams.push(line.parse().map_err(|e| format!("line {}: {e}", n + 1))?);
+        }
+    }
+    if upstreams.is_empty() {
+        return Err("lists no upstream".to_string());
+    }
+    Ok(upstreams)
+}
+
+/// An upstream as the pool's key: its authority, serializable (as
+/// `host:port`) so that replica summaries can name it on a bus.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Addr(pub Authority);
+
+impl serde::Serialize for Addr {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Addr {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        text.parse().map(Addr).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Replica sync over NATS: where and how often.
+#[derive(Clone, Debug)]
+pub struct Replicas {
+    /// The NATS server, `nats://host:port`.
+    pub url: String,
+    /// The subject the fleet's replicas share.
+    pub subject: String,
+    /// How often this replica publishes its summary.
+    pub period: Duration,
+    /// How long a peer's summary counts after it arrives.
+    pub max_age: Duration,
+}
+
 /// What `serve` runs.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -81,6 +130,10 @@ pub struct Config {
     pub eject_for: Duration,
     /// How long a stop waits for requests in flight before it closes them.
     pub drain_for: Duration,
+    /// The bound on requests in flight beyond which they are shed (503).
+    pub max_in_flight: Option<u32>,
+    /// Replica sync over NATS, if any.
+    pub replicas: Option<Replicas>,
 }
 
 /// Per-upstream counters.
@@ -94,7 +147,9 @@ struct Stats {
 }
 
 struct Shared {
-    pool: Arc<Pool<Authority>>,
+    pool: Arc<Pool<Addr>>,
+    sync: Option<workerpick_nats::Sync>,
+    admission: Option<Admission>,
     client: HttpClient,
     stats: HashMap<Authority, Stats>,
     order: Vec<Authority>,
@@ -106,14 +161,14 @@ struct Shared {
 #[derive(Clone)]
 struct Watching(Arc<Shared>);
 
-impl Upstreams<Authority> for Watching {
+impl Upstreams<Addr> for Watching {
     type Service = Watched;
 
-    fn service(&self, worker: &Authority) -> Option<Watched> {
+    fn service(&self, worker: &Addr) -> Option<Watched> {
         // Called once per pick: the pick counter.
-        self.0.stats.get(worker)?.picks.fetch_add(1, Ordering::Relaxed);
+        self.0.stats.get(&worker.0)?.picks.fetch_add(1, Ordering::Relaxed);
         Some(Watched {
-            forward: Forward::new(self.0.client.clone(), worker.clone()),
+            forward: Forward::new(self.0.client.clone(), worker.0.clone()),
             shared: self.0.clone(),
         })
     }
@@ -162,14 +217,14 @@ impl Shared {
             return;
         }
         stats.ejections.fetch_add(1, Ordering::Relaxed);
-        let _ = self.pool.set_healthy(upstream, false);
+        let _ = self.pool.set_healthy(&Addr(upstream.clone()), false);
         let shared = self.clone();
         let upstream = upstream.clone();
         tokio::spawn(async move {
             tokio::time::sleep(shared.eject_for).await;
             if let Some(stats) = shared.stats.get(&upstream) {
                 stats.consecutive.store(0, Ordering::Relaxed);
-                let _ = shared.pool.set_healthy(&upstream, true);
+                let _ = shared.pool.set_healthy(&Addr(upstream.clone()), true);
                 // Pairs with the swap above: a failure after re-admission may eject again.
                 stats.ejected.store(false, Ordering::Release);
             }
@@ -179,12 +234,19 @@ impl Shared {
     /// The Prometheus text exposition of every upstream's counters.
     fn metrics(&self) -> String {
         let mut out = String::new();
-        let families: [(&str, &str, &str, &Reading); 5] = [
+        let addr = |a: &Authority| Addr(a.clone());
+        let families: [(&str, &str, &str, &Reading); 6] = [
             (
                 "workerpick_upstream_in_flight",
                 "gauge",
                 "Requests in flight on the upstream (their load, booked until the response body ends).",
-                &|a, _| u64::from(self.pool.in_flight(a).unwrap_or(0)),
+                &|a, _| u64::from(self.pool.in_flight(&addr(a)).unwrap_or(0)),
+            ),
+            (
+                "workerpick_upstream_reported_load",
+                "gauge",
+                "Load the other replicas booked on the upstream, from their last live summaries.",
+                &|a, _| u64::from(self.pool.reported_load(&addr(a)).unwrap_or(0)),
             ),
             (
                 "workerpick_upstream_picks_total",
@@ -202,7 +264,7 @@ impl Shared {
                 "workerpick_upstream_healthy",
                 "gauge",
                 "1 while the upstream receives picks, 0 while ejected after consecutive failures.",
-                &|a, _| u64::from(self.pool.is_healthy(a).unwrap_or(false)),
+                &|a, _| u64::from(self.pool.is_healthy(&addr(a)).unwrap_or(false)),
             ),
             (
                 "workerpick_upstream_ejections_total",
@@ -223,6 +285,41 @@ impl Shared {
                 }
             }
         }
+        if let Some(admission) = &self.admission {
+            let name = "workerpick_shed_total";
+            let _ = writeln!(
+                out,
+                "# HELP {name} Requests answered 503 over the in-flight bound ({}).\n# TYPE {name} counter\n{name} {}",
+                admission.limit(),
+                admission.shed()
+            );
+        }
+        if let Some(sync) = &self.sync {
+            let counts = sync.counts();
+            let replica: [(&str, &str, &str, u64); 3] = [
+                (
+                    "workerpick_replica_peers",
+                    "gauge",
+                    "Other replicas whose summaries count here now.",
+                    self.pool.reporting_peers() as u64,
+                ),
+                (
+                    "workerpick_replica_summaries_published_total",
+                    "counter",
+                    "Summaries this replica published.",
+                    counts.published(),
+                ),
+                (
+                    "workerpick_replica_summaries_applied_total",
+                    "counter",
+                    "Other replicas' summaries applied here.",
+                    counts.applied(),
+                ),
+            ];
+            for (name, kind, help, value) in replica {
+                let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
+            }
+        }
         out
     }
 }
@@ -230,7 +327,7 @@ impl Shared {
 /// How a metric family reads one upstream's value.
 type Reading<'a> = dyn Fn(&Authority, &Stats) -> u64 + 'a;
 
-type ProxyRoute = HyperRoute<Authority, Watching, dyn workerpick::Selector, OnBodyEnd>;
+type ProxyRoute = HyperRoute<Addr, Watching, dyn workerpick::Selector, OnBodyEnd>;
 type Proxied = <ProxyRoute as hyper::service::Service<Request<Incoming>>>::Response;
 
 /// One connection's service: `GET /metrics` answered here, the rest routed.
@@ -289,11 +386,28 @@ pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::R
         .map_err(std::io::Error::other)?;
     let pool = Arc::new(Pool::new());
     for u in &config.upstreams {
-        pool.insert_with(u.authority.clone(), WorkerInfo::new().capacity(u.capacity))
+        pool.insert_with(Addr(u.authority.clone()), WorkerInfo::new().capacity(u.capacity))
             .map_err(|e| std::io::Error::other(format!("upstream {}: {e}", u.authority)))?;
     }
+    let sync = match &config.replicas {
+        Some(r) => {
+            pool.set_report_max_age(r.max_age);
+            let bus = workerpick_nats::connect(&r.url)
+                .await
+                .map_err(|e| std::io::Error::other(format!("nats {}: {e}", r.url)))?;
+            Some(workerpick_nats::spawn(
+                pool.clone(),
+                bus,
+                r.subject.clone(),
+                r.period,
+            ))
+        }
+        None => None,
+    };
     let shared = Arc::new(Shared {
         pool: pool.clone(),
+        sync,
+        admission: config.max_in_flight.map(Admission::new),
         client: http_client(),
         stats: config
             .upstreams
@@ -313,9 +427,13 @@ pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::R
         tokio::select! {
             _ = &mut stop => break,
             accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
+                let Ok((stream, peer)) = accepted else { continue };
                 let _ = stream.set_nodelay(true);
-                let front = Front { route: HyperRoute::new(route.clone()), shared: shared.clone() };
+                let mut route = HyperRoute::new(route.clone()).forwarded_for(peer.ip());
+                if let Some(admission) = &shared.admission {
+                    route = route.admission(admission.clone());
+                }
+                let front = Front { route, shared: shared.clone() };
                 let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), front);
                 tokio::spawn(graceful.watch(connection));
             }
@@ -345,4 +463,33 @@ fn stop_signal() -> std::io::Result<impl Future<Output = ()>> {
             _ = term.recv() => {}
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_upstreams_file_lists_one_a_line_with_comments_and_blank_lines() {
+        let text = "# the fleet\n10.0.0.1:8000\n\n  10.0.0.2:8000=2  # the big one\n";
+        let listed = read_upstreams(text).unwrap();
+        assert_eq!(listed.len(), 2);
+        assert_eq!(listed[0].authority, "10.0.0.1:8000");
+        assert_eq!(
+            (listed[1].authority.as_str(), listed[1].capacity),
+            ("10.0.0.2:8000", 2)
+        );
+        assert_eq!(read_upstreams("# none\n\n").unwrap_err(), "lists no upstream");
+        let bad = read_upstreams("10.0.0.1:8000\n10.0.0.2\n").unwrap_err();
+        assert!(bad.starts_with("line 2: "), "{bad}");
+    }
+
+    #[test]
+    fn an_upstream_key_travels_as_host_port() {
+        let key = Addr("10.0.0.1:8000".parse().unwrap());
+        let text = serde_json::to_string(&key).unwrap();
+        assert_eq!(text, "\"10.0.0.1:8000\"");
+        assert_eq!(serde_json::from_str::<Addr>(&text).unwrap(), key);
+        assert!(serde_json::from_str::<Addr>("\"not a/host\"").is_err());
+    }
 }

@@ -51,6 +51,16 @@ fn refused(args: &[&str], what: &str) {
 #[test]
 fn arguments_it_cannot_run_are_refused_in_one_line() {
     refused(&["abc"], "abc");
+    refused(
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstreams-file",
+            "/nonexistent/upstreams",
+        ],
+        "--upstreams-file",
+    );
     refused(&["--bogus"], "--bogus");
     refused(&["--requests", "abc"], "--requests");
     refused(&["--requests", "-5"], "--requests");

@@ -44,8 +44,11 @@ where
 }
 
 /// One upstream as a `tower` service: points the request's URI at
-/// `http://{authority}` (keeping its path and query, and its headers,
-/// `Host` included) and sends it through a shared pooled client.
+/// `http://{authority}` (keeping its path and query, and its end-to-end
+/// headers, `Host` included) and sends it through a shared pooled client.
+/// Hop-by-hop headers (`Connection` and those it names, `Keep-Alive`,
+/// `Transfer-Encoding`, `TE`, `Trailer`, `Upgrade`, `Proxy-*`) are dropped
+/// both ways, so protocol upgrades (WebSocket) do not pass through.
 ///
 /// Making one is two reference-count increments (the client, the
 /// authority); sending rewrites the URI without allocating.
@@ -85,6 +88,7 @@ where
 
     fn call(&mut self, request: Request<B>) -> ForwardFuture {
         let (mut head, body) = request.into_parts();
+        super::headers::strip_hop_by_hop(&mut head.headers);
         let mut uri = core::mem::take(&mut head.uri).into_parts();
         uri.scheme = Some(Scheme::HTTP);
         uri.authority = Some(self.authority.clone());
@@ -128,7 +132,13 @@ impl Future for ForwardFuture {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().state.project() {
-            SendingProj::Sent { response } => response.poll(cx).map_err(Into::into),
+            SendingProj::Sent { response } => response.poll(cx).map(|answer| match answer {
+                Ok(mut response) => {
+                    super::headers::strip_hop_by_hop(response.headers_mut());
+                    Ok(response)
+                }
+                Err(e) => Err(e.into()),
+            }),
             SendingProj::Refused { error } => Poll::Ready(Err(error.take().map_or_else(
                 || "workerpick: a ForwardFuture was polled after it completed".into(),
                 Into::into,

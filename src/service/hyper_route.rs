@@ -1,3 +1,4 @@
+use super::admission::{Admission, Permit};
 use super::{BoxError, Route, RouteBody, error_response};
 use crate::selector::Selector;
 use core::cell::RefCell;
@@ -5,7 +6,9 @@ use core::convert::Infallible;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
-use http::{Request, Response};
+use http::{HeaderValue, Request, Response};
+use hyper::body::Bytes;
+use std::net::IpAddr;
 use tower_service::Service;
 
 /// A [`Route`] as a hyper 1 service: hyper calls `&self`, a `Route` picks
@@ -40,6 +43,8 @@ use tower_service::Service;
 /// assert_eq!(response.status(), 503); // the empty pool, as a response
 /// ```
 pub struct HyperRoute<W, U, Sel: ?Sized = dyn Selector, C = super::OnBodyEnd> {
+    client: Option<HeaderValue>,
+    admission: Option<Admission>,
     route: RefCell<Route<W, U, Sel, C>>,
 }
 
@@ -47,8 +52,27 @@ impl<W, U, Sel: ?Sized, C> HyperRoute<W, U, Sel, C> {
     /// Serves with `route` (give each connection its own clone).
     pub fn new(route: Route<W, U, Sel, C>) -> Self {
         Self {
+            client: None,
+            admission: None,
             route: RefCell::new(route),
         }
+    }
+
+    /// Adds `client` (the connection's peer) to each request's
+    /// `X-Forwarded-For`, after what earlier proxies wrote there. The address
+    /// is formatted once, here; each request then appends one header line.
+    pub fn forwarded_for(mut self, client: IpAddr) -> Self {
+        self.client = HeaderValue::try_from(client.to_string()).ok();
+        self
+    }
+
+    /// Sheds what is over `admission`'s bound (shared by every connection
+    /// given a clone of it): such a request is answered 503 at once, never
+    /// picked or queued; an admitted one holds its place until its response
+    /// body is dropped, or until it fails.
+    pub fn admission(mut self, admission: Admission) -> Self {
+        self.admission = Some(admission);
+        self
     }
 
     /// The route back.
@@ -72,21 +96,39 @@ where
     type Error = Infallible;
     type Future = HyperFuture<<Route<W, U, Sel, C> as Service<Request<ReqB>>>::Future>;
 
-    fn call(&self, request: Request<ReqB>) -> Self::Future {
+    fn call(&self, mut request: Request<ReqB>) -> Self::Future {
+        let permit = match &self.admission {
+            Some(admission) => match admission.try_admit() {
+                Some(permit) => Some(permit),
+                None => {
+                    return HyperFuture {
+                        inner: None,
+                        permit: None,
+                    };
+                }
+            },
+            None => None,
+        };
+        if let Some(client) = &self.client {
+            super::headers::forwarded_for(request.headers_mut(), client);
+        }
         // `Route::poll_ready` is always ready (see the module docs), so it
         // needs no waker and no wait: the pick happens in `call`.
         HyperFuture {
-            inner: self.route.borrow_mut().call(request),
+            inner: Some(self.route.borrow_mut().call(request)),
+            permit,
         }
     }
 }
 
 pin_project_lite::pin_project! {
     /// The response future of a [`HyperRoute`]: the route's own future, its
-    /// error turned into a response.
+    /// error turned into a response (or, shed, a 503 at once).
     pub struct HyperFuture<F> {
+        // `None`: shed.
         #[pin]
-        inner: F,
+        inner: Option<F>,
+        permit: Option<Permit>,
     }
 }
 
@@ -97,9 +139,20 @@ where
     type Output = Result<Response<RouteBody<B>>, Infallible>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        Poll::Ready(Ok(match core::task::ready!(self.project().inner.poll(cx)) {
-            Ok(response) => response.map(RouteBody::upstream),
-            Err(e) => error_response(&e),
+        let this = self.project();
+        let Some(inner) = this.inner.as_pin_mut() else {
+            let mut shed = Response::new(RouteBody::message(Bytes::from_static(
+                b"over the admission limit: shed\n",
+            )));
+            *shed.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+            return Poll::Ready(Ok(shed));
+        };
+        Poll::Ready(Ok(match core::task::ready!(inner.poll(cx)) {
+            Ok(response) => response.map(|body| RouteBody::upstream(body).holding(this.permit.take())),
+            Err(e) => {
+                drop(this.permit.take());
+                error_response(&e)
+            }
         }))
     }
 }

@@ -30,17 +30,20 @@
 //! What `poll_ready` cannot promise: that the upstream will accept the
 //! request, that its connection will open, or that the load booked by `call`
 //! stays the lowest while the request waits. It is no back-pressure signal;
-//! a caller that must bound the work in flight does it before `call`
-//! (`tower::limit::ConcurrencyLimit` queues; a check of
-//! [`Pool::in_flight`](crate::Pool::in_flight) against a bound sheds), and
-//! the health mark ([`Pool::set_healthy`](crate::Pool::set_healthy)) is how
-//! a failing upstream stops receiving picks.
+//! a caller that must bound the work in flight does it before `call`:
+//! `tower::limit::ConcurrencyLimit` queues (its `poll_ready` waits for a
+//! slot), an [`Admission`] bound on a [`HyperRoute`] sheds (a request over
+//! it is answered 503 at once and never reaches `Route::call`), and the
+//! health mark ([`Pool::set_healthy`](crate::Pool::set_healthy)) is how a
+//! failing upstream stops receiving picks.
 //!
 //! # HTTP on hyper 1 (feature `hyper`)
 //! - [`HyperRoute`] serves a `Route` as a hyper service (`&self`): one per
 //!   connection, no allocation per request; pick errors answer 503 and
 //!   upstream failures 502 ([`error_response`]), all in one body type,
-//!   [`RouteBody`].
+//!   [`RouteBody`]. With an [`Admission`] bound it sheds (503) what is over
+//!   the bound, and with [`HyperRoute::forwarded_for`] it names the client
+//!   in `X-Forwarded-For`.
 //! - [`Forward`] sends a request to one `host:port` through hyper-util's
 //!   pooled client ([`http_client`]); [`ForwardTo`] names one per worker, and
 //!   [`HttpRoute`] is the whole routing service, a type you can name in a
@@ -114,11 +117,15 @@
 //! assert_eq!(answer, "hi from a");
 //! ```
 
+#[cfg(feature = "hyper")]
+mod admission;
 mod body;
 mod completion;
 mod discovered;
 #[cfg(feature = "hyper")]
 mod forward;
+#[cfg(feature = "hyper")]
+mod headers;
 #[cfg(feature = "hyper")]
 mod hyper_route;
 mod route;
@@ -126,6 +133,8 @@ mod route;
 mod route_body;
 mod upstreams;
 
+#[cfg(feature = "hyper")]
+pub use admission::Admission;
 pub use body::ReservedBody;
 pub use completion::{Completion, OnBodyEnd, OnResponse};
 pub use discovered::{Discovered, Membership};

@@ -20,6 +20,8 @@ pin_project_lite::pin_project! {
     pub struct RouteBody<B> {
         #[pin]
         kind: Kind<B>,
+        // The request's place under an admission bound, given back with the body.
+        permit: Option<super::admission::Permit>,
     }
 }
 
@@ -38,6 +40,7 @@ impl<B> RouteBody<B> {
     pub fn upstream(body: B) -> Self {
         RouteBody {
             kind: Kind::Upstream { body },
+            permit: None,
         }
     }
 
@@ -47,7 +50,14 @@ impl<B> RouteBody<B> {
             kind: Kind::Message {
                 text: Some(text.into()),
             },
+            permit: None,
         }
+    }
+
+    /// Holds `permit` until the body is dropped.
+    pub(crate) fn holding(mut self, permit: Option<super::admission::Permit>) -> Self {
+        self.permit = permit;
+        self
     }
 }
 
