@@ -638,10 +638,9 @@ fn builtin(canonical: &str) -> Option<(&'static str, Rule)> {
     })
 }
 
-/// The affinity, cost and latency-aware modes are listed (every registry resolves them) but
-/// no name in [`NAMES`] spells them, so no resolved pick uses them (the
-/// latency-aware modes neither); the cost mode is modelled through its own op,
-/// [`Op::CostReserve`].
+/// The affinity, cost and latency-aware modes are listed (every registry
+/// resolves them) but no name in [`NAMES`] spells them, so no resolved pick
+/// uses them; the cost mode is modelled through its own op, [`Op::CostReserve`].
 const BUILTIN_NAMES: [&str; 9] = [
     "random",
     "round-robin",
