@@ -18,6 +18,8 @@ mod sync {
 
 #[path = "../../src/scan/avx512.rs"]
 mod avx512;
+#[path = "../../src/scan/credit.rs"]
+mod credit;
 #[path = "../../src/scan/draw.rs"]
 mod draw;
 #[path = "../../src/scan/outcome.rs"]
