@@ -16,6 +16,16 @@ fn timed_reservations_from_threads_leak_nothing_and_shun_a_failing_worker() {
             .with_latency(LatencyConfig::new())
             .unwrap(),
     );
+    // Every worker starts at the default RTT (30 ms) until sampled, and the
+    // others' samples here are microseconds: a worker no thread happens to
+    // draw first is never drawn after. So each is sampled once up front,
+    // worker 3 by a failure, and the threads then see what a router sees.
+    for w in 0..4 {
+        let r = pool.reserve_worker(&w, 1).unwrap().timed();
+        if w == 3 {
+            r.end_failed();
+        }
+    }
     let hits: Arc<[AtomicU64; 4]> = Arc::new(Default::default());
     let deadline = Instant::now() + Duration::from_millis(150);
     let threads: Vec<_> = (0..4)
@@ -46,8 +56,12 @@ fn timed_reservations_from_threads_leak_nothing_and_shun_a_failing_worker() {
     for w in 0..4 {
         assert_eq!(pool.in_flight(&w), Some(0), "worker {w}");
     }
-    assert!(pool.latency(&3).unwrap() >= Duration::from_millis(900));
     let hits: Vec<u64> = hits.iter().map(|h| h.load(Relaxed)).collect();
+    let penalised = pool.latency(&3).unwrap();
+    assert!(
+        penalised >= Duration::from_millis(900),
+        "worker 3 reads {penalised:?}, hits {hits:?}"
+    );
     let least_other = hits[..3].iter().min().unwrap();
     assert!(hits[3] * 10 < *least_other, "the failing worker drew {hits:?}");
 }
