@@ -574,9 +574,64 @@ fn config() -> Criterion<CpuTime> {
     settings::criterion(CpuTime)
 }
 
+/// `device-aware/n`: reserve + read the worker + release, half the workers
+/// loaded by one (`loaded`, so the minimum is not every lane): least-loaded
+/// beside device-aware on a fleet of accelerators only (where it is
+/// least-loaded's pick), both with a mask admitting half the workers, and
+/// device-aware on a fleet with one CPU in 8 (its own rule, one pass).
+fn device(c: &mut Criterion<CpuTime>) {
+    use workerpick::{DeviceAware, DeviceKind, WorkerInfo};
+    for n in [64u64, 1024, 10_000, 100_000] {
+        let mut g = c.benchmark_group(format!("device-aware/{n}"));
+        let one_kind = Pool::with_max_workers(1 << 17).unwrap();
+        one_kind.replace(0..n).unwrap();
+        let mixed = Pool::with_max_workers(1 << 17).unwrap();
+        for w in 0..n {
+            let kind = if w % 8 == 0 {
+                DeviceKind::Cpu
+            } else {
+                DeviceKind::Accelerator
+            };
+            mixed.insert_with(w, WorkerInfo::new().device(kind)).unwrap();
+        }
+        let mut held = Vec::new();
+        for pool in [&one_kind, &mixed] {
+            held.extend(
+                (0..n)
+                    .filter(|w| w % 2 == 0)
+                    .map(|w| pool.reserve_worker(&w, 1).unwrap()),
+            );
+        }
+        let half = one_kind.eligibility(|w| w % 4 < 2);
+        let da = DeviceAware::new();
+        let ll = LeastLoaded::new();
+        let mut h = one_kind.handle_with_rng(Rng::with_seed(1));
+        samples_for(&mut g, n as usize / 4);
+        g.bench_function(BenchmarkId::new("least-loaded", "one-kind"), |b| {
+            b.iter(|| *h.reserve(&ll).unwrap().worker())
+        });
+        g.bench_function(BenchmarkId::new("device-aware", "one-kind"), |b| {
+            b.iter(|| *h.reserve(&da).unwrap().worker())
+        });
+        let masked = Request::new().eligible(&half);
+        g.bench_function(BenchmarkId::new("least-loaded", "one-kind-masked"), |b| {
+            b.iter(|| *h.reserve_with(&ll, &masked).unwrap().worker())
+        });
+        g.bench_function(BenchmarkId::new("device-aware", "one-kind-masked"), |b| {
+            b.iter(|| *h.reserve_with(&da, &masked).unwrap().worker())
+        });
+        let mut m = mixed.handle_with_rng(Rng::with_seed(1));
+        g.bench_function(BenchmarkId::new("device-aware", "mixed"), |b| {
+            b.iter(|| *m.reserve(&da).unwrap().worker())
+        });
+        g.finish();
+        drop(held);
+    }
+}
+
 criterion_group! {
     name = benches;
     config = config();
-    targets = floor, scan, weighted_scan, modes, few_ties, stale_mask, reported, large, weighted, health, affinity
+    targets = floor, scan, weighted_scan, modes, few_ties, stale_mask, reported, large, weighted, health, affinity, device
 }
 criterion_main!(benches);

@@ -2,7 +2,7 @@
 //! and which counter slots the SIMD scan must skip.
 
 use crate::affinity::ring::Ring;
-use crate::device::WorkerInfo;
+use crate::device::{DeviceKind, WorkerInfo};
 use crate::remap::Remaps;
 use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::sync::{Arc, LANE_PAD};
@@ -58,6 +58,12 @@ pub(crate) struct SetView {
     pub(crate) gens: Box<[u32]>,
     /// Per slot: the worker's attributes.
     pub(crate) info: Box<[WorkerInfo]>,
+    /// Whether every candidate has the same device kind (then a device-aware
+    /// pick without cache hits is the least-loaded one).
+    pub(crate) one_device_kind: bool,
+    /// The candidates by device kind, when they mix kinds (device-aware's
+    /// groups as scan masks).
+    pub(crate) kinds: Option<Box<KindLanes>>,
     /// The capacity tables; `None` when every candidate has the same
     /// effective capacity (then every pick is the unweighted one).
     pub(crate) weights: Option<Box<Weights>>,
@@ -83,6 +89,41 @@ impl SetView {
     #[inline(always)]
     pub(crate) fn scan_len(&self) -> usize {
         self.excluded.len()
+    }
+}
+
+/// The candidates of each device kind as an exclusion array for the scan,
+/// and their counts; index 0 is [`DeviceKind::Cpu`], 1 the accelerators.
+/// Built only for a set that mixes kinds: two `u32` per slot.
+pub(crate) struct KindLanes {
+    /// Per kind, per slot (padded): `0` for a candidate of that kind,
+    /// `u32::MAX` otherwise.
+    pub(crate) lanes: [Box<[u32]>; 2],
+    pub(crate) counts: [u32; 2],
+}
+
+impl KindLanes {
+    /// The index of `kind` in `lanes` and `counts`.
+    #[inline(always)]
+    pub(crate) const fn of(kind: DeviceKind) -> usize {
+        match kind {
+            DeviceKind::Cpu => 0,
+            DeviceKind::Accelerator => 1,
+        }
+    }
+
+    fn build<W>(len: usize, members: &[(&W, Member)]) -> Box<Self> {
+        let mut lanes = [
+            vec![u32::MAX; len].into_boxed_slice(),
+            vec![u32::MAX; len].into_boxed_slice(),
+        ];
+        let mut counts = [0; 2];
+        for (_, m) in members.iter().filter(|(_, m)| !m.draining) {
+            let k = Self::of(m.info.device_kind());
+            lanes[k][m.slot as usize] = 0;
+            counts[k] += 1;
+        }
+        Box::new(Self { lanes, counts })
     }
 }
 
@@ -181,6 +222,12 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
             .filter(|(_, m)| !m.draining)
             .map(|(_, m)| m.weight)
             .collect();
+        let mut kinds = members
+            .iter()
+            .filter(|(_, m)| !m.draining)
+            .map(|(_, m)| m.info.device_kind());
+        let one_device_kind = kinds.next().is_none_or(|first| kinds.all(|k| k == first));
+        let kinds = (!one_device_kind).then(|| KindLanes::build(len, members));
         let view = SetView {
             epoch,
             departed_at,
@@ -198,6 +245,8 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
             excluded,
             gens,
             info,
+            one_device_kind,
+            kinds,
             liveness: liveness.clone(),
         };
         (Self { view, index, keys }, liveness)

@@ -498,3 +498,82 @@ proptest! {
         prop_assert_eq!(pool.in_flight(&w), Some(ws[w].load + u32::from(charged)));
     }
 }
+
+proptest! {
+    /// No mask, no cache hits: the path that reads the groups as scan masks
+    /// (one kind, or a mixed fleet), on fleets past the scan's few-lane cut.
+    #[test]
+    fn matches_the_reference_unmasked_without_hits(
+        (mut ws, _, r, seed) in model_strategy(),
+        more in prop::collection::vec((any::<bool>(), 0u32..3), 0..90),
+    ) {
+        ws.extend(more.into_iter().map(|(cpu, load)| Model { cpu, load, held: 0, eligible: true }));
+        for w in &mut ws {
+            w.eligible = true;
+        }
+        let pool = Pool::new();
+        for (i, w) in ws.iter().enumerate() {
+            pool.insert_with(i, if w.cpu { CPU } else { ACC }).unwrap();
+        }
+        let _loads: Vec<_> = ws
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.load > 0)
+            .map(|(i, w)| pool.reserve_worker(&i, w.load).unwrap())
+            .collect();
+        let mode = DeviceAware::with_cpu_ratio(r).unwrap();
+        let mut h = pool.handle_with_rng(Rng::with_seed(seed));
+        let (allowed, charged) = reference(&ws, 0, r);
+        prop_assert!(charged);
+        for _ in 0..4 {
+            let w = h.select(&mode).unwrap();
+            prop_assert!(allowed.contains(&w), "select {} not in {:?}", w, allowed);
+        }
+        let res = h.reserve(&mode).unwrap();
+        let w = *res.worker();
+        prop_assert!(allowed.contains(&w), "reserve {} not in {:?}", w, allowed);
+        prop_assert_eq!(pool.in_flight(&w), Some(ws[w].load + 1));
+    }
+}
+
+/// One kind of device, no cache hits, equal capacities: rule 2 over every
+/// candidate is least-loaded's pick, and takes least-loaded's scan (SIMD, the
+/// per-block bounds from 1 024 workers), so the same random stream gives the
+/// same answers pick for pick, health marks and masks included. Where the
+/// fleet mixes kinds, or the request carries hits, the rule's own pass runs.
+#[test]
+fn one_kind_without_hits_picks_as_least_loaded_does() {
+    use workerpick::LeastLoaded;
+    for (n, kind) in [(8usize, ACC), (2048, ACC), (4096, CPU)] {
+        let pool = pool_of(&vec![kind; n]);
+        let held: Vec<Reservation<'_, usize>> = (0..n)
+            .filter(|w| w % 3 != 0)
+            .flat_map(|w| (0..1 + w % 4).map(move |_| w))
+            .map(|w| {
+                pool.reserve_with(
+                    &LeastLoaded,
+                    &Request::new().eligible(&pool.eligibility(|&x| x == w)),
+                )
+                .unwrap()
+            })
+            .collect();
+        for w in (0..n).step_by(7) {
+            pool.set_healthy(&w, false).unwrap();
+        }
+        let odd = pool.eligibility(|w| w % 2 == 1);
+        for request in [Request::new(), Request::new().eligible(&odd)] {
+            let mut a = pool.handle_with_rng(Rng::with_seed(7));
+            let mut b = pool.handle_with_rng(Rng::with_seed(7));
+            // Each pick sees the same loads: device-aware's booking is
+            // released before least-loaded's, which stays held.
+            let mut kept = Vec::new();
+            for _ in 0..200 {
+                let da = *a.reserve_with(&DeviceAware::new(), &request).unwrap().worker();
+                let ll = b.reserve_with(&LeastLoaded, &request).unwrap();
+                assert_eq!(da, *ll.worker(), "{n} workers");
+                kept.push(ll);
+            }
+        }
+        drop(held);
+    }
+}

@@ -2,7 +2,10 @@ use crate::device::DeviceKind;
 use crate::error::Error;
 use crate::context::{Context, Minimum, Slot};
 use crate::selector::{Choice, Selector};
+use crate::scan::{self, Least};
 use crate::selectors::{Builtin, Configure};
+use crate::snapshot::KindLanes;
+use crate::sync::atomic::Ordering;
 
 /// Balances requests between CPU and accelerator workers, and sends a request
 /// whose cache keys a worker already holds to that worker for free.
@@ -31,6 +34,12 @@ use crate::selectors::{Builtin, Configure};
 /// CPUs and accelerators are read without validation, so under concurrent
 /// picks the split may lag by the picks in flight. A pick is one scalar pass
 /// over the candidates (two when there is a tie) and allocates nothing.
+/// Where the request carries no cache hits and the capacities are equal, the
+/// pass is faster: when every candidate is of one kind, rule 2 is
+/// least-loaded's pick, by least-loaded's scan (SIMD, sublinear on large
+/// pools); on a mixed fleet with no health marks and no mask, the two
+/// groups' totals come from one branch-free pass over the counters and the
+/// group's minimum from the SIMD scan over the group as a mask.
 ///
 /// A ratio below 1 is refused, not replaced by the default: the only way to
 /// set one is [`with_cpu_ratio`](Self::with_cpu_ratio) (or the `cpu-ratio`
@@ -123,6 +132,40 @@ fn full_hit<'a>(cx: &Context<'a>, slot: Slot<'a>, needed: u32) -> bool {
     cx.cache_hit(slot).is_some_and(|(held, _)| held >= needed)
 }
 
+impl DeviceAware {
+    /// Rules 2 and 3 over every candidate of a fleet that mixes kinds, by
+    /// the snapshot's per-kind lanes: one pass over the counters for the two
+    /// groups' totals (branch-free, no per-candidate lookups), then
+    /// least-loaded's SIMD scan over the chosen group's lanes. For unmasked
+    /// picks with no health marks, equal capacities and no cache hits; `None`
+    /// where the scan cannot answer (saturated counters, or lanes that kept
+    /// moving between its passes), and the rule's own pass answers.
+    #[inline]
+    fn by_kind_lanes<'a>(&self, cx: &mut Context<'a>, kinds: &'a KindLanes) -> Option<Choice<'a>> {
+        let [cpu_lanes, acc_lanes] = &kinds.lanes;
+        let counters = cx.counters.slice(cpu_lanes.len());
+        let (mut cpu_total, mut acc_total) = (0u64, 0u64);
+        for ((c, &cpu), &acc) in counters.iter().zip(cpu_lanes.iter()).zip(acc_lanes.iter()) {
+            let load = c.load(Ordering::Relaxed);
+            cpu_total += u64::from(load & !cpu);
+            acc_total += u64::from(load & !acc);
+        }
+        let [cpu_count, acc_count] = kinds.counts.map(u64::from);
+        let allowed = acc_total.saturating_mul(cpu_count) / (u64::from(self.cpu_ratio) * acc_count);
+        let kind = if cpu_total < allowed { DeviceKind::Cpu } else { DeviceKind::Accelerator };
+        let lanes = &kinds.lanes[KindLanes::of(kind)];
+        let backend = cx.backend;
+        for _ in 0..4 {
+            match scan::least(backend, counters, Some(lanes), |m| cx.rng.below(m)) {
+                Least::Found { index, min } => return Some(Choice::validated(Slot::new(index as u32), min)),
+                Least::Moved => {}
+                Least::Empty | Least::Saturated => break,
+            }
+        }
+        None
+    }
+}
+
 impl Selector for DeviceAware {
     fn name(&self) -> &str {
         Self::NAME
@@ -130,6 +173,22 @@ impl Selector for DeviceAware {
 
     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
         let needed = cx.request().get_cache_hits().map_or(0, |h| h.needed());
+        // No full hit to look for and one group: rule 2 is least-loaded's
+        // pick, so it takes least-loaded's scan (SIMD, and per-block bounds
+        // on large pools). Capacities aside: this mode weighs raw loads.
+        if needed == 0 && cx.weights().is_none() {
+            if cx.set.one_device_kind {
+                let (slot, load) = cx.least_loaded()?;
+                return Some(Choice::validated(slot, load));
+            }
+            if let Some(kinds) = cx.set.kinds.as_deref()
+                && !cx.masked
+                && !cx.health_any()
+                && let Some(choice) = self.by_kind_lanes(cx, kinds)
+            {
+                return Some(choice);
+            }
+        }
         let mut full = Minimum::NONE;
         let mut cpu = Group::EMPTY;
         let mut acc = Group::EMPTY;
