@@ -527,7 +527,7 @@ proptest! {
         prop_assert!(charged);
         for _ in 0..4 {
             let w = h.select(&mode).unwrap();
-            prop_assert!(allowed.contains(&w), "select {} not in {:?}", w, allowed);
+            prop_assert!(allowed.contains(w), "select {} not in {:?}", w, allowed);
         }
         let res = h.reserve(&mode).unwrap();
         let w = *res.worker();
