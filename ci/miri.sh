@@ -7,7 +7,8 @@
 # Exits 0 with a plain SKIPPED line when the nightly Miri component cannot be
 # installed (offline machine, no nightly); non-zero when Miri finds UB.
 #
-#   MIRI_TESTS  integration tests to run besides --lib (default: "stress owned")
+#   MIRI_TESTS  integration test binaries to run besides --lib (default: "stress")
+#   MIRI_SUITE  modules of the integration suite (tests/suite) to run (default: "owned::")
 #   MIRI_SKIP   test names to skip: statistical tests that loop thousands of
 #               times over code the other tests already cover (default below)
 #   MIRIFLAGS   passed through (default: none; e.g. -Zmiri-many-seeds=0..8)
@@ -24,7 +25,7 @@ start=$SECONDS
 cargo +nightly miri setup >/dev/null 2>&1 || cargo +nightly miri setup
 
 tests=()
-for t in ${MIRI_TESTS-stress owned}; do
+for t in ${MIRI_TESTS-stress}; do
     tests+=(--test "$t")
 done
 skip=()
@@ -33,4 +34,10 @@ for t in ${MIRI_SKIP-least_loaded_breaks_ties_uniformly random_is_uniform}; do
 done
 echo "==> miri: MIRIFLAGS='${MIRIFLAGS:-}' cargo +nightly miri test -p workerpick --lib ${tests[*]} -- ${skip[*]}"
 cargo +nightly miri test -p workerpick --lib "${tests[@]}" -- "${skip[@]}"
+suite=${MIRI_SUITE-owned::}
+if [ -n "$suite" ]; then
+    echo "==> miri: cargo +nightly miri test -p workerpick --test suite -- $suite"
+    # shellcheck disable=SC2086
+    cargo +nightly miri test -p workerpick --test suite -- $suite
+fi
 echo "==> miri: no undefined behaviour found ($((SECONDS - start)) s)"

@@ -6,12 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test
-cargo test --all-features --test registry --test reported
-# The response-lifetime wrappers and the tower integration (feature-gated; no runtime), and
-# the hyper glue on loopback (one short test).
-cargo test --all-features --test hold --test route --test http
-# Session bindings (feature `sessions`: the papaya map).
-cargo test --all-features --test sessions
+# The integration suite again with every feature: serde round trips (registry, reported),
+# the response-lifetime wrappers and the tower integration (hold, route), the hyper glue on
+# loopback (http) and session bindings (sessions) are empty modules without their features.
+cargo test --all-features --test suite
 cargo test --all-features --doc
 # The proxy's integration tests: real loopback sockets, every mode, and `serve` as a binary (~6 s once built);
 # tests/replicas.rs runs three replicas over a real NATS server: Debian's nats-server, installed here

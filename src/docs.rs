@@ -351,7 +351,7 @@
 /// anchor keeps the storage alive, which the storage cannot see);
 /// `membership.rs` assigns and clears keys (only the writer knows a slot is
 /// unreachable); `sync.rs` allocates the counter array zeroed; `remap.rs`
-/// fills its once-cells. `tests/layout.rs` holds the list.
+/// fills its once-cells. `tests/suite/layout.rs` holds the list.
 ///
 /// # Reported load
 /// Load from outside the pool — a worker's own report, a peer router's
@@ -406,7 +406,7 @@
 ///
 /// Models: `loom-tests/tests/reported.rs` (one fails when a report stores
 /// instead of compare-and-swapping, another when departures keep their reports);
-/// tests: `tests/reported.rs`; the fuzz op model folds reports into its counts;
+/// tests: `tests/suite/reported.rs`; the fuzz op model folds reports into its counts;
 /// the allocation test runs with reported load present.
 ///
 /// # Latency
@@ -592,7 +592,7 @@
 /// the clock while a ramp runs; it only `try_lock`s the writer), or by
 /// [`Pool::advance_slow_start`](crate::Pool::advance_slow_start).
 ///
-/// Tests: `tests/fleet.rs` (proportions over 10^6 picks within 1 %, run
+/// Tests: `tests/suite/fleet.rs` (proportions over 10^6 picks within 1 %, run
 /// bounds, exact water-filling under threads, health in every mode, draining,
 /// the ramp's shares); loom `fleet`; the fuzz op model (capacity, health,
 /// drain and resume ops); `scan` tests hold the weighted kernels to a 64-bit
@@ -669,11 +669,11 @@
 /// rescans and walks again, then falls back to least-loaded. Masked picks
 /// sum their own candidates every time.
 ///
-/// Tests: `tests/affinity.rs` (only the removed worker's keys move among
+/// Tests: `tests/suite/affinity.rs` (only the removed worker's keys move among
 /// 100; an added one takes ≤ 1/101 + 1 %; the bound under Zipf keys with
 /// reservations held, weighted bounds, stale totals; health, draining,
 /// masks; replicas agree; a threaded run that holds the bound and one that
-/// churns membership and ends idle), `tests/alloc.rs`, unit tests of the
+/// churns membership and ends idle), `tests/suite/alloc.rs`, unit tests of the
 /// ring's bucket index against a linear search; the simulator's sessions
 /// scenario and `sim/tests/sessions.rs`.
 ///
@@ -696,7 +696,7 @@
 /// its entry; the table holds at most `max_sessions` and sweeps idle and
 /// orphaned entries when full (else the session routes unbound).
 /// `export`/`import` move bindings between replicas by worker identity.
-/// Tests: `tests/sessions.rs` (hard/soft, TTL, bounded churn, slot reuse,
+/// Tests: `tests/suite/sessions.rs` (hard/soft, TTL, bounded churn, slot reuse,
 /// replica hand-off, threads under membership churn).
 ///
 /// # Cost pick (LLM routing)

@@ -1,12 +1,7 @@
 //! Picks, previews, reservations and releases never touch the heap.
 
-mod common;
-
-use common::counting::{Counting, allocations};
+use crate::common::counting::allocations;
 use workerpick::{LeastLoaded, Pool, PowerOfTwo, Random, Request, RoundRobin, Selector};
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 #[test]
 fn the_counter_sees_allocations() {

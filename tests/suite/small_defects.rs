@@ -88,11 +88,11 @@ fn doc_of(src: &str, name: &str) -> String {
 #[test]
 fn public_types_have_runnable_examples() {
     let sources = [
-        ("Choice", include_str!("../src/selector.rs")),
-        ("Intent", include_str!("../src/context.rs")),
-        ("Error", include_str!("../src/error.rs")),
-        ("DeviceKind", include_str!("../src/device.rs")),
-        ("PoolStats", include_str!("../src/pool.rs")),
+        ("Choice", include_str!("../../src/selector.rs")),
+        ("Intent", include_str!("../../src/context.rs")),
+        ("Error", include_str!("../../src/error.rs")),
+        ("DeviceKind", include_str!("../../src/device.rs")),
+        ("PoolStats", include_str!("../../src/pool.rs")),
     ];
     for (name, src) in sources {
         let doc = doc_of(src, name);
@@ -102,7 +102,7 @@ fn public_types_have_runnable_examples() {
 
 #[test]
 fn the_crate_root_mode_table_lists_every_mode() {
-    let root = include_str!("../src/lib.rs");
+    let root = include_str!("../../src/lib.rs");
     let table: Vec<&str> = root.lines().filter(|l| l.starts_with("//! | [`")).collect();
     for ty in ["Random", "RoundRobin", "PowerOfTwo", "LeastLoaded", "DeviceAware"] {
         assert!(

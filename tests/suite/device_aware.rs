@@ -5,12 +5,7 @@ use proptest::prelude::*;
 use std::collections::HashMap;
 use workerpick::{CacheHits, DeviceAware, DeviceKind, Error, Pool, Request, Reservation, Rng, WorkerInfo};
 
-mod common;
-
-use common::counting::{Counting, allocations};
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+use crate::common::counting::allocations;
 
 const CPU: WorkerInfo = WorkerInfo::new().device(DeviceKind::Cpu);
 const ACC: WorkerInfo = WorkerInfo::new();

@@ -4,9 +4,7 @@
 //! move, a release behind a raised bound picked next, ties uniform across
 //! blocks — and real threads end level.
 
-mod common;
-
-use common::stats::chi_square;
+use crate::common::stats::chi_square;
 use std::collections::HashMap;
 use workerpick::{LeastLoaded, Pool, Request, Rng, WorkerInfo};
 

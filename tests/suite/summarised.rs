@@ -4,9 +4,7 @@
 //! uniform across blocks, masks and holes honoured, right through membership
 //! churn — and a 100 000-worker stress run.
 
-mod common;
-
-use common::stats::chi_square;
+use crate::common::stats::chi_square;
 use std::collections::HashMap;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
