@@ -613,36 +613,52 @@
 /// `load + 1 ≤ cap`; this crate's rule checks it before, so a worker may end
 /// one request above the cap, never more.)
 ///
-/// Measured (`benches/single.rs`, group `affinity/<workers>`, `--quick`, on
-/// a shared 2-core host where power-of-two reserve took 24 ns and
-/// least-loaded 35–42 ns in the same session): reserve + read + release over
-/// 4096 keys 64 ns at 8 workers, 79 ns at 1 024, 428 ns at 100 000 (the
-/// ring is 40 MB there: a lookup misses the cache for the bucket, the point
-/// and the counter); the lock-based bounded hash beside it (`BTreeMap` ring
-/// and loads under one mutex) 73 ns, 220 ns and 1.2 µs. A bound session
-/// through `Sessions`: 131, 103 and 224 ns (its clock
-/// read is ~20 ns of that). These miss the 30/60/40 ns goals the affinity
-/// issue set; the budget is unmet and not gated.
+/// Measured (`benches/single.rs`, group `affinity/<workers>`, `--quick`, the
+/// bench thread's CPU time, on a shared 2-core AMD EPYC host where a
+/// `fetch_add` took 8 ns and power-of-two reserve 20 ns; BENCHMARKS.md,
+/// "Affinity and sessions", has the runs): reserve + read + release over
+/// 4096 keys 27 ns at 8 workers, 31 ns at 1 024, 49 ns at 100 000, against
+/// 39, 43 and 85 ns for the first layout in the same runs; the lock-based
+/// bounded hash beside it (`BTreeMap` ring and loads under one mutex) 74,
+/// 202 and 551 ns; pingora's Ketama `select` (no bound, nothing booked, an
+/// allocation) 216, 338 and 1 243 ns. Two locked instructions (the booking
+/// and the release, ~17 ns) are the floor; at 1 024 workers the 384 KB table
+/// answers from L2 (the same pick over 16 keys took ~4 ns less), which is
+/// most of what stands between 31 ns and the issue's 30. Gated by callgrind:
+/// `affinity_reserve_1024` and `affinity_reserve_100000` in
+/// `iai/budgets.toml` (~311 instructions and 2 locked a pick, keys and
+/// request included).
 ///
 /// **Why a ring.** Three preference orders were weighed:
 ///
 /// | order | pick | build (writer) | disruption |
 /// |---|---|---|---|
 /// | rendezvous (HRW) | O(n) hashes: ~n × 2 ns, 200 µs at 100 000 | none | exact: only the removed worker's keys |
-/// | ring, 32 points a worker | one bucket load + ~1 step (O(1) expected), then the walk | sort of 32·n points | exact on removal; ≈ 1/(n+1) on addition |
+/// | ring, 32 points a worker | one load of the key's bucket + ~1 step (O(1) expected), then the walk | sort of 32·n points | exact on removal; ≈ 1/(n+1) on addition |
 /// | Maglev table | one load | O(M log M), M ≫ n prime | near-minimal, not exact: some keys of other workers move |
 ///
 /// Rendezvous misses the O(1)/O(log n) pick; Maglev's next choices (for the
 /// bound) are not a stable order and a removal moves a few keys of workers
-/// that stay. The ring gives both exact properties and an O(1) start: a
-/// bucket index over the top bits of the position (one bucket per point on
-/// average) replaces the binary search. Points are placed by a hash of the
+/// that stay. The ring gives both exact properties, and its lookup can be
+/// as flat as Maglev's: the sorted points sit in a gapped table of
+/// `1.5 × points` entries where each point takes the first free entry at or
+/// after its bucket (`position × buckets / 2³²`) and each free entry holds a
+/// copy of the next point. A key's first point is then at or just after its
+/// own bucket: one load, and on average ~1 step over a point pushed along by
+/// earlier ones (a queue at two-thirds load), in the same cache line. The
+/// first layout, a bucket index into a separate array of points, cost two to
+/// three cache misses at 100 000 workers (the bucket, the points before the
+/// key, the point after them) where this costs one. Copies repeat the point
+/// they copy next to it, so a walk meets every point in ring order and
+/// skips the repeats with the same owner. Points are placed by a hash of the
 /// worker's key (SipHash with fixed keys), never its slot, so replicas and a
 /// re-added worker agree; their number is constant (32), so an addition
-/// never moves another worker's points. Memory: one 8-byte word a point
-/// (position and owner, so a lookup misses the cache once for both) plus
-/// up to 4 bytes of index, ~0.4 KiB a worker (~40 MB at 100 000 workers). The walk
-/// skips repeats of the same owner, non-candidates (a mask) and unhealthy
+/// never moves another worker's points. A request key's position is one
+/// folded 64×64→128-bit multiply of the key (~4 cycles on the pick's
+/// critical path, against ~12 for a SplitMix finaliser). Memory: 1.5
+/// entries of 8 bytes a point (position and owner in one word), ~0.4 KiB a
+/// worker, ~38 MB at 100 000 workers. The walk
+/// skips non-candidates (a mask) and unhealthy
 /// workers; one full turn visits every candidate, so unbounded hashing and
 /// health always find a healthy one if there is one. Draining workers are
 /// not on the ring. A masked pick walks `≈ n/m` points for a mask of `m`.
@@ -658,23 +674,31 @@
 /// **The total.** An exact live total would be one more shared counter that
 /// every booking and release of every pool touches, a contended cache line
 /// the plain modes would pay for. The pick sums the candidates' loads
-/// itself instead: below 64 candidates on every pick (as cheap as reading a
-/// shared total); from 64 on, unmasked picks read a total cached on the
-/// ring, which a pick rescans with probability `8/n` (about 8 counter loads
-/// per pick, amortised; previews never store). Between rescans the cached
-/// total lags by about `n/8` bookings, i.e. by `f/800` of a request per
-/// worker in the bound; with reservations only growing it is an
+/// itself instead, and only when it needs the total: a worker with nothing
+/// in flight fits any bound (`0 ≤ ⌈x⌉`), so a key whose worker is idle
+/// reads no total at all. Below 64 candidates a pick that needs it sums
+/// them (as cheap as reading a shared total); from 64 on, unmasked picks
+/// read a total cached on the ring. Every pick, whether it needs the total
+/// or not, retires the cached one with probability `8/n`, and the next pick
+/// that needs one rescans and stores it (previews never store): at most
+/// ~8 counter loads per pick amortised, none while keys find idle workers,
+/// and a cached total about `n/8` picks old whichever workers the keys
+/// find, as when every pick rolled for a rescan. Between rescans the
+/// cached total lags by about `n/8` bookings, i.e. by `f/800` of a request
+/// per worker in the bound; with reservations only growing it is an
 /// underestimate, which makes the bound stricter, never looser. When no
 /// candidate fits (a total older than a burst of bookings), the pick
 /// rescans and walks again, then falls back to least-loaded. Masked picks
-/// sum their own candidates every time.
+/// sum their own candidates. The bound itself is compared by multiplying
+/// (`load · d < n + d` for `load ≤ ⌈n / d⌉`): no division on the pick.
 ///
 /// Tests: `tests/suite/affinity.rs` (only the removed worker's keys move among
 /// 100; an added one takes ≤ 1/101 + 1 %; the bound under Zipf keys with
 /// reservations held, weighted bounds, stale totals; health, draining,
 /// masks; replicas agree; a threaded run that holds the bound and one that
 /// churns membership and ends idle), `tests/suite/alloc.rs`, unit tests of the
-/// ring's bucket index against a linear search; the simulator's sessions
+/// gapped table against the sorted points (a key's first point, and the
+/// order of a full walk from any key); the simulator's sessions
 /// scenario and `sim/tests/sessions.rs`.
 ///
 /// # Session bindings

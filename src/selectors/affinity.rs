@@ -1,17 +1,21 @@
-use crate::affinity::ring::Ring;
 use crate::affinity::admitted;
-use crate::context::{Context, Intent};
+use crate::affinity::ring::Ring;
+use crate::candidates::{Candidates, still_eligible};
+use crate::context::{Context, Intent, Slot};
 use crate::error::Error;
 use crate::selector::{Choice, Selector};
 use crate::selectors::{Builtin, Configure};
+use crate::sync::atomic::Ordering::Relaxed;
+use core::cell::Cell;
 
-/// Below this many candidates every pick sums the loads itself: the scan is
-/// as cheap as reading a cached total.
+/// Below this many candidates a pick that needs the total sums the loads
+/// itself: the scan is as cheap as reading a cached total.
 const CACHE_FROM: usize = 64;
 
-/// A pick of a pool of `n ≥ CACHE_FROM` candidates rescans the total with
-/// probability `REFRESH / n`: about `REFRESH` counter loads per pick,
-/// amortised, and a total at most ~`n / REFRESH` bookings old.
+/// A pick of a pool of `n ≥ CACHE_FROM` candidates retires the cached total
+/// with probability `REFRESH / n`, and the next pick that needs one rescans:
+/// at most `REFRESH` counter loads per pick, amortised, and a total about
+/// `n / REFRESH` picks old.
 const REFRESH: u32 = 8;
 
 /// Consistent hashing with bounded loads: a request's key picks a point on a
@@ -34,10 +38,12 @@ const REFRESH: u32 = 8;
 /// without a key goes to the least-loaded candidate.
 ///
 /// The booking is validated against the load the bound was checked on (a
-/// compare-and-swap, as for [`LeastLoaded`](crate::LeastLoaded)). In pools
-/// of 64 candidates or more, unmasked picks read a cached total that each
-/// pick rescans with probability `8/n`; see
-/// [`docs::design`](crate::docs::design) for why and how stale it can be.
+/// compare-and-swap, as for [`LeastLoaded`](crate::LeastLoaded)). A worker
+/// with nothing in flight fits any bound, so a key whose worker is idle
+/// needs no total. In pools of 64 candidates or more, unmasked picks that
+/// need one read a total cached on the ring, which each pick retires with
+/// probability `8/n`; see [`docs::design`](crate::docs::design) for why and
+/// how stale it can be.
 ///
 /// ```
 /// use workerpick::{Affinity, Pool, Request};
@@ -105,17 +111,21 @@ impl Default for Affinity {
     }
 }
 
-/// The load bound of one pick.
+/// The load bound of one pick: a candidate of capacity `c` fits when
+/// `load ≤ ⌈num · c / den⌉`, i.e. `load · den < num · c + den` — a multiply
+/// per candidate compared, no division (a 64-bit one is ~10–40 cycles, a
+/// 128-bit one a library call).
 #[derive(Clone, Copy)]
 enum Bound {
     None,
-    /// Every candidate's bound (equal capacities).
-    Flat(u64),
-    /// `load ≤ ⌈num · c / den⌉`, `c` the candidate's capacity.
+    /// Equal capacities (`c` = 1). `num < 2^41 · (total + r)` and
+    /// `den ≤ 100 · 2^32`: the products fit in 128 bits.
+    Flat { num: u128, den: u128 },
     Weighted { num: u128, den: u128 },
 }
 
 impl Bound {
+    #[inline(always)]
     fn of(factor: u32, (total, units): (u64, u64), weight: u32, weighted: bool) -> Self {
         if factor == 0 {
             return Bound::None;
@@ -123,59 +133,74 @@ impl Bound {
         let num = u128::from(factor) * (u128::from(total) + u128::from(weight));
         let den = 100 * u128::from(units.max(1));
         if weighted {
-            return Bound::Weighted { num, den };
+            Bound::Weighted { num, den }
+        } else {
+            Bound::Flat { num, den }
         }
-        // A 64-bit division when it fits (always, short of 2^57 in flight):
-        // a 128-bit one is a library call of tens of ns.
-        Bound::Flat(match (u64::try_from(num), u64::try_from(den)) {
-            (Ok(num), Ok(den)) => num.div_ceil(den),
-            _ => u64::try_from(num.div_ceil(den)).unwrap_or(u64::MAX),
-        })
     }
 
     #[inline(always)]
     fn admits(self, load: u32, capacity: u32) -> bool {
         match self {
             Bound::None => true,
-            Bound::Flat(cap) => u64::from(load) <= cap,
-            // load ≤ ⌈x / den⌉ ⟺ load · den < x + den.
+            Bound::Flat { num, den } => u128::from(load) * den < num + den,
             Bound::Weighted { num, den } => u128::from(load) * den < num * u128::from(capacity) + den,
         }
     }
 }
 
+/// Every candidate of `cx`, in set order: one pass, also over a stale mask
+/// (where `Context::candidate(i)` filters from the start each time).
+fn each<'a>(cx: &Context<'a>) -> impl Iterator<Item = Slot<'a>> {
+    let (fresh, stale) = match cx.candidates {
+        Candidates::Fresh { slots, .. } => (slots, None),
+        Candidates::Stale { mask, .. } => (&[][..], Some(mask)),
+    };
+    let set = cx.set;
+    let stale = stale.into_iter().flat_map(move |mask| {
+        (0..mask.slots.len())
+            .filter(move |&j| still_eligible(set, mask, j))
+            .map(move |j| mask.slots[j])
+    });
+    fresh.iter().copied().chain(stale).map(Slot::new)
+}
+
 /// The healthy candidates' load and capacity units, summed now.
 fn scan(cx: &Context<'_>) -> (u64, u64) {
-    let (mut load, mut units) = (0u64, 0u64);
     let (marks, weighted) = (cx.reports.health.any(), cx.set.weights.is_some());
     if !marks && !weighted {
-        // The common case: every candidate counts, each for one unit.
-        for i in 0..cx.len() {
-            let Some(slot) = cx.candidate(i) else { break };
-            load += u64::from(cx.load(slot));
-        }
+        // The common case: every candidate counts, each for one unit. The
+        // whole of a dense set is its first counters: a plain loop over them.
+        let load = match cx.candidates {
+            Candidates::Fresh { slots, lanes: None } => {
+                let counters = cx.counters.slice(slots.len());
+                counters.iter().map(|c| u64::from(c.load(Relaxed))).sum()
+            }
+            _ => each(cx).map(|s| u64::from(cx.load(s))).sum(),
+        };
         return (load, cx.len() as u64);
     }
-    for i in 0..cx.len() {
-        let Some(slot) = cx.candidate(i) else { break };
-        if !marks || cx.is_healthy(slot) {
-            load += u64::from(cx.load(slot));
-            units += u64::from(cx.capacity(slot));
-        }
+    let (mut load, mut units) = (0u64, 0u64);
+    for slot in each(cx).filter(|&s| !marks || cx.is_healthy(s)) {
+        load += u64::from(cx.load(slot));
+        units += u64::from(cx.capacity(slot));
     }
     (load, units)
 }
 
 impl Affinity {
-    /// The first admitted, healthy candidate on the ring from `key` that
-    /// fits `bound`.
+    /// The first admitted, healthy candidate on the ring from entry `start`
+    /// that fits the bound `of` gives, which it asks for only when a
+    /// candidate is busy: an idle one fits any bound (`0 ≤ ⌈x⌉` for `x ≥ 0`),
+    /// so a key whose worker is idle costs no total.
     #[inline(always)]
-    fn walk<'a>(cx: &Context<'a>, ring: &Ring, key: u64, bound: Bound) -> Option<Choice<'a>> {
+    fn walk<'a>(cx: &Context<'a>, ring: &Ring, start: usize, of: impl FnOnce() -> Bound) -> Option<Choice<'a>> {
         let len = ring.len();
-        let mut i = ring.start(key);
+        let mut i = start;
         let mut last = u32::MAX;
         let marks = cx.reports.health.any();
-        // Each point once at most: a full turn visits every candidate.
+        let (mut bound, mut of) = (None, Some(of));
+        // Each entry once at most: a full turn visits every candidate.
         for _ in 0..len {
             let owner = ring.owner(i);
             if owner != last {
@@ -184,7 +209,11 @@ impl Affinity {
                     && (!marks || cx.is_healthy(slot))
                 {
                     let load = cx.load(slot);
-                    if bound.admits(load, cx.capacity(slot)) {
+                    if load == 0 {
+                        return Some(Choice::validated(slot, load));
+                    }
+                    let b = *bound.get_or_insert_with(|| of.take().map_or(Bound::None, |f| f()));
+                    if b.admits(load, cx.capacity(slot)) {
                         return Some(Choice::validated(slot, load));
                     }
                 }
@@ -212,39 +241,65 @@ impl Selector for Affinity {
         if ring.len() == 0 {
             return None;
         }
-        let weight = cx.request().get_weight();
-        let weighted = cx.set.weights.is_some();
+        let start = ring.start(key);
         if self.factor == 0 {
-            return Self::walk(cx, ring, key, Bound::None);
+            return Self::walk(cx, ring, start, || Bound::None);
         }
+        let (factor, weight, weighted) = (self.factor, cx.request().get_weight(), cx.set.weights.is_some());
         let n = cx.len();
-        let cached = !cx.is_masked() && n >= CACHE_FROM;
-        let mut stale = false;
-        let totals = match ring.cached() {
-            Some(t) if cached && cx.rng().below(n as u32) >= REFRESH => {
-                stale = true;
-                t
-            }
-            _ => {
-                let t = scan(cx);
-                if cached && cx.intent() != Intent::Preview {
-                    ring.store(t.0, t.1);
+        // Large unmasked pools read the total cached on the ring; every pick
+        // retires it with probability `REFRESH / n`, and the next pick that
+        // needs a total then rescans and stores it. Smaller or masked pools
+        // sum their candidates whenever the walk asks. Previews store nothing.
+        let large = !cx.is_masked() && n >= CACHE_FROM;
+        let retire = large && cx.rng().below(n as u32) < REFRESH;
+        let preview = cx.intent() == Intent::Preview;
+        // The common case, ahead of the walk's set-up: unmasked, no worker
+        // marked unhealthy, and the key's first worker (a candidate: the
+        // ring is built over them) idle, which fits any bound.
+        if !cx.is_masked() && !cx.reports.health.any() {
+            let slot = Slot::new(ring.owner(start));
+            let load = cx.load(slot);
+            if load == 0 {
+                if retire && !preview {
+                    ring.retire();
                 }
-                t
+                return Some(Choice::validated(slot, load));
             }
+        }
+        // Which total the walk asked for: `Some(true)` the cached one.
+        let asked = Cell::new(None);
+        let totals = |cx: &Context<'_>| {
+            if large
+                && !retire
+                && let Some(t) = ring.cached()
+            {
+                asked.set(Some(true));
+                return t;
+            }
+            asked.set(Some(false));
+            let t = scan(cx);
+            if large && !preview {
+                ring.store(t.0, t.1);
+            }
+            t
         };
-        if let Some(c) = Self::walk(cx, ring, key, Bound::of(self.factor, totals, weight, weighted)) {
-            return Some(c);
+        let found = Self::walk(cx, ring, start, || Bound::of(factor, totals(cx), weight, weighted));
+        if retire && asked.get().is_none() && !preview {
+            ring.retire();
+        }
+        if found.is_some() {
+            return found;
         }
         // Nobody fits: a cached total older than the load (or every
         // candidate unhealthy). Once more on a fresh total, then the least
         // loaded (healthy first: the unhealthy carry `UNHEALTHY_LOAD`).
-        if stale {
+        if asked.get() == Some(true) {
             let t = scan(cx);
-            if cx.intent() != Intent::Preview {
+            if !preview {
                 ring.store(t.0, t.1);
             }
-            if let Some(c) = Self::walk(cx, ring, key, Bound::of(self.factor, t, weight, weighted)) {
+            if let Some(c) = Self::walk(cx, ring, start, || Bound::of(factor, t, weight, weighted)) {
                 return Some(c);
             }
         }
