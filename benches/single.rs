@@ -520,7 +520,10 @@ fn health(c: &mut Criterion<CpuTime>) {
 /// `affinity/<workers>`: bounded-load affinity (ε = 0.25) reserve + read +
 /// release over 4096 keys drawn in turn, beside the lock-based bounded hash
 /// (`reference`, `common/bounded_hash.rs`); `bound-session`: a session bound
-/// to its worker, through `Sessions` (a lookup, then a pinned booking).
+/// to its worker, through `Sessions` (a lookup, then a pinned booking);
+/// `bound-session-pinned`: the same through one `Sessions::pin` held across
+/// the run (a router's batch of requests). pingora's Ketama `select` joins
+/// these groups from `benches/peers`.
 fn affinity(c: &mut Criterion<CpuTime>) {
     use common::bounded_hash::BoundedHash;
     use std::time::Duration;
@@ -565,6 +568,17 @@ fn affinity(c: &mut Criterion<CpuTime>) {
                     .worker()
             })
         });
+        let pinned = sessions.pin();
+        g.bench_function(BenchmarkId::new("bound-session-pinned", OURS), |b| {
+            b.iter(|| {
+                i = (i + 1) & 4095;
+                *pinned
+                    .reserve(&mut h, &mode, &Request::new().key(keys[i]))
+                    .unwrap()
+                    .worker()
+            })
+        });
+        drop(pinned);
         g.finish();
     }
 }

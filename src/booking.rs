@@ -130,10 +130,7 @@ fn reserve_as<W, S: Selector + ?Sized, R>(
     keep: impl FnOnce(Booked<W>) -> R,
 ) -> Result<R, Error> {
     let mut cx = context(pool, snap, rng, request, Intent::Reserve)?;
-    pool.reported.tick(&pool.slots.counters);
-    if pool.ramp.is_on() && crate::reports::now_and_then() {
-        (pool.ramp_step)(pool);
-    }
+    duties(pool);
     let weight = request.weight;
     let slots = &pool.slots;
     let mut last = 0;
@@ -166,6 +163,16 @@ fn reserve_as<W, S: Selector + ?Sized, R>(
     Ok(keep(booked))
 }
 
+/// What every picked reservation does besides booking, now and then: age
+/// out reports, step a slow-start ramp.
+#[inline(always)]
+pub(crate) fn duties<W>(pool: &Pool<W>) {
+    pool.reported.tick(&pool.slots.counters);
+    if pool.ramp.is_on() && crate::reports::now_and_then() {
+        (pool.ramp_step)(pool);
+    }
+}
+
 /// Books `weight` on a worker named by the caller.
 pub(crate) fn reserve_worker<W: Eq + core::hash::Hash>(
     pool: &Pool<W>,
@@ -182,6 +189,7 @@ pub(crate) fn reserve_worker<W: Eq + core::hash::Hash>(
 /// Books `weight` (or a pin, for `0`) on `slot`, a member of `snap`, a
 /// snapshot of `pool` (both callers found it in `snap.index`, which holds only
 /// members); refused for a draining member.
+#[inline]
 pub(crate) fn book<W>(
     pool: &Pool<W>,
     snap: &Snapshot<W>,

@@ -143,6 +143,14 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
         })
     }
 
+    /// The snapshot this handle picks from now, revalidated as a pick does
+    /// (a session binding checks its worker in it).
+    #[cfg(any(feature = "sessions", loom))]
+    #[inline(always)]
+    pub(crate) fn snapshot(&mut self) -> &Snapshot<W> {
+        self.cache.load()
+    }
+
     /// Books `weight` on `worker` itself (a pinned target).
     pub fn reserve_worker(&mut self, worker: &W, weight: u32) -> Result<Reservation<'p, W>, Error> {
         let snap = self.cache.load();

@@ -86,8 +86,11 @@ mod storage;
 mod sync;
 mod weights;
 
+#[cfg(loom)]
+#[doc(hidden)]
+pub use affinity::binding::{Outcome, Target};
 #[cfg(feature = "sessions")]
-pub use affinity::sessions::{Sessions, Stickiness};
+pub use affinity::sessions::{PinnedSessions, Sessions, Stickiness};
 pub use context::{Context, Intent, Slot};
 pub use device::{DeviceKind, MAX_CAPACITY, WorkerInfo};
 pub use eligibility::Eligibility;

@@ -5,24 +5,34 @@
 //! [`docs::design`](crate::docs::design) ("Bounded-load affinity").
 
 mod api;
+#[cfg(any(feature = "sessions", loom))]
+pub(crate) mod binding;
+#[cfg(feature = "sessions")]
+mod clock;
 pub(crate) mod ring;
 #[cfg(feature = "sessions")]
 pub(crate) mod sessions;
 
 use crate::candidates::{Candidates, still_eligible};
 use crate::context::{Context, Slot};
+use crate::snapshot::SetView;
 
-/// `index` as a candidate of this pick, if the set's candidates include it.
-/// Unmasked, that is not checked: callers hold set members already.
+/// Whether `index`, a member of `set`, is one of `candidates`. Unmasked,
+/// that is not checked: callers hold set members already.
 #[inline(always)]
-pub(crate) fn admitted<'a>(cx: &Context<'a>, index: u32) -> Option<Slot<'a>> {
-    let ok = match cx.candidates {
-        // Unmasked: any candidate of the set (callers check membership).
+pub(crate) fn admits(set: &SetView, candidates: &Candidates<'_>, index: u32) -> bool {
+    match *candidates {
         Candidates::Fresh { lanes: None, .. } => true,
         Candidates::Fresh { lanes: Some(e), .. } => e.get(index as usize) == Some(&0),
         Candidates::Stale { mask, .. } => {
-            (0..mask.slots.len()).any(|j| mask.slots[j] == index && still_eligible(cx.set, mask, j))
+            (0..mask.slots.len()).any(|j| mask.slots[j] == index && still_eligible(set, mask, j))
         }
-    };
-    ok.then(|| Slot::new(index))
+    }
+}
+
+/// `index` as a candidate of this pick, if the pick's candidates include it
+/// (see [`admits`]).
+#[inline(always)]
+pub(crate) fn admitted<'a>(cx: &Context<'a>, index: u32) -> Option<Slot<'a>> {
+    admits(cx.set, &cx.candidates, index).then(|| Slot::new(index))
 }
