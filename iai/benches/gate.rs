@@ -19,10 +19,11 @@ use gungraun::{
     Callgrind, EventKind, LibraryBenchmarkConfig, library_benchmark, library_benchmark_group, main,
 };
 use std::hint::black_box;
+use std::time::Duration;
 use workerpick::scan::Backend;
 use workerpick::{
-    CacheHits, Cost, DEFAULT_MAX_WORKERS, Eligibility, Handle, LeastLoaded, Pool, PowerOfTwo, Random,
-    Request, Rng, RoundRobin, Selector, Summary, Temperature, WorkerInfo,
+    Affinity, CacheHits, Cost, DEFAULT_MAX_WORKERS, Eligibility, Handle, LeastLoaded, Pool, PowerOfTwo,
+    Random, Request, Rng, RoundRobin, Selector, Sessions, Stickiness, Summary, Temperature, WorkerInfo,
 };
 
 /// Operations per benchmark: enough to average over the random paths, few
@@ -335,6 +336,69 @@ fn pick(mut case: Case) -> Case {
     case
 }
 
+/// Request keys the affinity benchmarks cycle through (session ids, for the
+/// session benchmark).
+const KEYED: u64 = 256;
+
+/// An affinity benchmark's state: a handle on a pool that builds the ring,
+/// and for the session benchmark a table where every key is bound.
+struct Keyed {
+    handle: Handle<'static, u32>,
+    sessions: Option<&'static Sessions>,
+    next: u64,
+}
+
+fn keyed((workers, bound): (u32, bool)) -> Keyed {
+    let pool = if workers >= 10_000 {
+        let pool = Pool::with_max_workers((workers as usize).next_power_of_two()).expect("a valid limit");
+        pool.replace(0..workers).expect("a valid worker set");
+        pool
+    } else {
+        Pool::from_workers(0..workers).expect("a valid worker set")
+    };
+    pool.enable_affinity();
+    let pool: &'static Pool<u32> = Box::leak(Box::new(pool));
+    let sessions = bound.then(|| {
+        &*Box::leak(Box::new(Sessions::new(
+            Duration::from_secs(3600),
+            1024,
+            Stickiness::Soft,
+        )))
+    });
+    let mut k = Keyed {
+        handle: pool.handle_with_rng(Rng::with_seed(0x1a1)),
+        sessions,
+        next: 0,
+    };
+    // Binds every session, and warms up.
+    run_keyed(&mut k, KEYED as u32);
+    k
+}
+
+/// `ops` bounded-load affinity (ε = 0.25) reservations, each released, over
+/// the keys in turn; through the session table when there is one.
+fn run_keyed(k: &mut Keyed, ops: u32) {
+    let mode = Affinity::new();
+    for _ in 0..ops {
+        k.next = (k.next + 1) % KEYED;
+        let request = Request::new().key(k.next.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let booked = match k.sessions {
+            None => k.handle.reserve_with(black_box(&mode), &request),
+            Some(s) => s.reserve(&mut k.handle, black_box(&mode), &request),
+        };
+        black_box(booked.ok().map(|r| *r.worker()));
+    }
+}
+
+#[library_benchmark]
+#[bench::affinity_reserve_1024(args = ((1024, false)), setup = keyed, config = budget("affinity_reserve_1024"))]
+#[bench::affinity_reserve_100000(args = ((100_000, false)), setup = keyed, config = budget("affinity_reserve_100000"))]
+#[bench::session_reserve_bound_1024(args = ((1024, true)), setup = keyed, config = budget("session_reserve_bound_1024"))]
+fn affinity(mut k: Keyed) -> Keyed {
+    run_keyed(&mut k, OPS);
+    k
+}
+
 /// A pool of workers `0..workers` for the membership benchmarks.
 fn members(workers: u32) -> &'static Pool<u32> {
     Box::leak(Box::new(
@@ -407,6 +471,7 @@ fn apply((pool, summary): (&'static Pool<u32>, Summary<u32>)) -> bool {
 }
 
 library_benchmark_group!(name = picks, benchmarks = pick);
+library_benchmark_group!(name = keyed_picks, benchmarks = affinity);
 library_benchmark_group!(name = reports, benchmarks = apply);
 library_benchmark_group!(name = membership, benchmarks = [swap, replace, build]);
-main!(library_benchmark_groups = picks, membership, reports);
+main!(library_benchmark_groups = picks, keyed_picks, membership, reports);
