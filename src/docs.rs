@@ -746,10 +746,19 @@
 /// `session_reserve_bound_1024` (~371 instructions and 3 locked a request;
 /// the count moves by ~3 % with the table's random hash seed).
 ///
-/// `export`/`import` move bindings between replicas by worker identity.
+/// Replicas exchange bindings in their [`Summary`](crate::Summary):
+/// `Sessions::summary` adds the live bindings of its pool's sessions, each
+/// with its idle time, and `Sessions::apply_summary` imports them when the
+/// pool takes the summary (not its own, not older than one applied). An
+/// imported binding is as idle as it was where it was made, so it expires
+/// on both replicas alike, and the binding used last wins, so replicas that
+/// send each other summaries converge. The field is left out of the
+/// serialised form when empty and defaults to empty when absent: JSON
+/// summaries without bindings read and write exactly as before it existed
+/// (a positional format, such as bincode, needs both ends upgraded).
 /// Tests: `tests/suite/sessions.rs` (hard/soft, TTL, bounded churn, slot
-/// reuse, replica hand-off, threads under membership churn); loom
-/// `sessions`.
+/// reuse, replica hand-off through summaries and their wire format, idle
+/// ages, threads under membership churn); loom `sessions`.
 ///
 /// # Cost pick (LLM routing)
 /// [`Cost`](crate::Cost) is the main path of KV-aware LLM routers (Dynamo's

@@ -110,7 +110,7 @@ pub use pair::{
 };
 pub use pool::{Pool, PoolStats};
 pub use registry::{Params, Registry};
-pub use reports::{DEFAULT_REPORT_MAX_AGE, MAX_REPORTED_LOAD, Summary};
+pub use reports::{DEFAULT_REPORT_MAX_AGE, MAX_REPORTED_LOAD, SessionBinding, Summary};
 pub use request::Request;
 pub use reservation::Reservation;
 pub use rng::Rng;

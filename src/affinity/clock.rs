@@ -6,6 +6,11 @@
 //! elsewhere, and under Miri, `Instant`. A TTL is seconds or minutes: a
 //! tick of resolution is far below what it can tell.
 
+/// What the clock reads when it starts, in ms (~35 years): a binding
+/// imported as idle for up to that long gets a last use before the start
+/// without the subtraction saturating at 0.
+const START: u64 = 1 << 40;
+
 #[cfg(all(target_os = "linux", target_pointer_width = "64", not(miri)))]
 mod imp {
     /// A monotonic millisecond clock with its own epoch.
@@ -20,10 +25,10 @@ mod imp {
             }
         }
 
-        /// Milliseconds since [`new`](Self::new).
+        /// Milliseconds since [`new`](Self::new), plus [`START`](super::START).
         #[inline]
         pub(crate) fn millis(&self) -> u64 {
-            coarse_millis().saturating_sub(self.epoch)
+            coarse_millis().saturating_sub(self.epoch) + super::START
         }
     }
 
@@ -71,10 +76,11 @@ mod imp {
             }
         }
 
-        /// Milliseconds since [`new`](Self::new).
+        /// Milliseconds since [`new`](Self::new), plus [`START`](super::START).
         #[inline]
         pub(crate) fn millis(&self) -> u64 {
-            u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+            u64::try_from(self.epoch.elapsed().as_millis())
+                .map_or(u64::MAX, |ms| ms.saturating_add(super::START))
         }
     }
 }

@@ -7,6 +7,7 @@ use crate::affinity::clock::Clock;
 use crate::error::Error;
 use crate::handle::Handle;
 use crate::pool::Pool;
+use crate::reports::{SessionBinding, Summary};
 use crate::request::Request;
 use crate::reservation::Reservation;
 use crate::selector::Selector;
@@ -304,49 +305,116 @@ impl Sessions {
         before - map.len()
     }
 
-    /// The live bindings of `pool`'s sessions, by worker: what a replica
-    /// hands another so that both route a session alike.
-    pub fn export<W: Clone + Eq + Hash + Send + Sync>(&self, pool: &Pool<W>) -> Vec<(u64, W)> {
+    /// The live bindings of `pool`'s sessions, by worker, each with how long
+    /// it has been idle: what a replica hands another so that both route a
+    /// session alike ([`summary`](Self::summary) carries them in the
+    /// replica summary).
+    pub fn export<W: Clone + Eq + Hash + Send + Sync>(&self, pool: &Pool<W>) -> Vec<SessionBinding<W>> {
         let snap = pool.snapshot();
         let now = self.now();
         self.map
             .pin()
             .iter()
             .filter(|(_, b)| b.pool == pool.id && !self.expired(b, now) && b.target.in_set(&snap).is_some())
-            .map(|(&k, b)| (k, snap.key(b.target.slot()).clone()))
+            .map(|(&session, b)| SessionBinding {
+                session,
+                worker: snap.key(b.target.slot()).clone(),
+                idle_ms: now.saturating_sub(b.used.load(Relaxed)),
+            })
             .collect()
     }
 
     /// Binds each session to its worker in `pool` (as
-    /// [`export`](Self::export) gave them), fresh for a full TTL; sessions
-    /// whose worker is not in `pool` are skipped. Returns how many were bound.
+    /// [`export`](Self::export) gave them), idle as long as it says: a
+    /// binding expires here when it would have where it was made. A session
+    /// already bound here to a worker still in `pool` keeps its binding if
+    /// that one was used more recently (the binding used last wins, so
+    /// replicas that exchange bindings both ways converge). Sessions whose worker is not in `pool`
+    /// are skipped, and new ones once the table is full. Returns how many
+    /// were bound.
     pub fn import<W: Clone + Eq + Hash + Send + Sync>(
         &self,
         pool: &Pool<W>,
-        bindings: impl IntoIterator<Item = (u64, W)>,
+        bindings: impl IntoIterator<Item = SessionBinding<W>>,
     ) -> usize {
         let snap = pool.snapshot();
         let now = self.now();
         let map = self.map.pin();
         let mut n = 0;
-        for (session, worker) in bindings {
-            let Some(&slot) = snap.index.get(&worker) else {
+        for binding in bindings {
+            let Some(&slot) = snap.index.get(&binding.worker) else {
                 continue;
             };
-            if map.len() >= self.max && map.get(&session).is_none() {
-                break;
+            if binding.idle_ms > self.ttl_ms {
+                continue;
+            }
+            let used = now.saturating_sub(binding.idle_ms);
+            let target = Target::new(slot, snap.view.gens[slot as usize]);
+            match map.get(&binding.session) {
+                Some(b)
+                    if b.pool == pool.id
+                        && !self.expired(b, now)
+                        && b.target.in_set(&snap).is_some()
+                        && b.used.load(Relaxed) >= used =>
+                {
+                    continue;
+                }
+                None if map.len() >= self.max => continue,
+                _ => {}
             }
             map.insert(
-                session,
+                binding.session,
                 Binding {
                     pool: pool.id,
-                    target: Target::new(slot, snap.view.gens[slot as usize]),
-                    used: AtomicU64::new(now),
+                    target,
+                    used: AtomicU64::new(used),
                 },
             );
             n += 1;
         }
         n
+    }
+
+    /// `pool`'s [`summary`](Pool::summary) with this table's live bindings
+    /// of its sessions: one message that tells another replica both what
+    /// this router has booked and where its sessions live.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use workerpick::{Affinity, Pool, Request, Sessions, Stickiness};
+    /// let (a, b) = (Pool::from_workers(["w0", "w1", "w2"]).unwrap(), Pool::from_workers(["w0", "w1", "w2"]).unwrap());
+    /// let (sa, sb) = (
+    ///     Sessions::new(Duration::from_secs(60), 1000, Stickiness::Soft),
+    ///     Sessions::new(Duration::from_secs(60), 1000, Stickiness::Soft),
+    /// );
+    /// // Session 7 binds on replica a, to whichever worker a's pick chose …
+    /// let home = *sa.reserve(&mut a.handle(), &Affinity::new(), &Request::new().key(7)).unwrap().worker();
+    /// // … and after a's summary, replica b sends it there too, however b's loads differ.
+    /// let _busy = b.reserve_worker(&home, 5).unwrap();
+    /// assert!(sb.apply_summary(&b, &sa.summary(&a)));
+    /// let r = sb.reserve(&mut b.handle(), &Affinity::new(), &Request::new().key(7)).unwrap();
+    /// assert_eq!(*r.worker(), home);
+    /// ```
+    pub fn summary<W: Clone + Eq + Hash + Send + Sync>(&self, pool: &Pool<W>) -> Summary<W> {
+        let mut summary = pool.summary();
+        summary.bindings = self.export(pool);
+        summary
+    }
+
+    /// Applies another replica's summary to `pool`
+    /// ([`Pool::apply_summary`]) and, when the pool took it (not this
+    /// replica's own, not older than one applied before), imports its
+    /// bindings ([`import`](Self::import)). Returns whether the pool took it.
+    pub fn apply_summary<W: Clone + Eq + Hash + Send + Sync>(
+        &self,
+        pool: &Pool<W>,
+        summary: &Summary<W>,
+    ) -> bool {
+        if !pool.apply_summary(summary) {
+            return false;
+        }
+        self.import(pool, summary.bindings.iter().cloned());
+        true
     }
 }
 

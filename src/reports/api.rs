@@ -96,6 +96,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
             origin: self.reported.origin,
             seq: self.reported.seq.fetch_add(1, Relaxed) + 1,
             loads,
+            bindings: Vec::new(),
         }
     }
 

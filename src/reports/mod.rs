@@ -36,4 +36,4 @@ mod summary;
 pub use board::MAX_REPORTED_LOAD;
 pub use reported::DEFAULT_REPORT_MAX_AGE;
 pub(crate) use reported::{Reported, now_and_then};
-pub use summary::Summary;
+pub use summary::{SessionBinding, Summary};

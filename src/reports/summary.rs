@@ -1,4 +1,5 @@
-//! What one router tells the others it has booked.
+//! What one router tells the others: what it has booked, and (feature
+//! `sessions`) where its sessions are bound.
 
 /// What a router has booked, per worker: made by [`Pool::summary`], applied on
 /// another replica's pool by [`Pool::apply_summary`]. Serializable with the `serde`
@@ -9,6 +10,9 @@
 /// twice or late (an older one is recognised by its number and ignored) leaves no
 /// drift behind, and a replica that joins late is up to date after one message.
 /// Workers with nothing booked are left out, so an idle router sends almost nothing.
+/// With the `sessions` feature, `Sessions::summary` also carries the router's
+/// session bindings ([`bindings`](Self::bindings)), which `Sessions::apply_summary`
+/// imports on the other replicas, so they send each session to the same worker.
 ///
 /// [`Pool::summary`]: crate::Pool::summary
 /// [`Pool::apply_summary`]: crate::Pool::apply_summary
@@ -18,6 +22,11 @@ pub struct Summary<W> {
     pub(crate) origin: u64,
     pub(crate) seq: u64,
     pub(crate) loads: Vec<(W, u32)>,
+    /// Left out of the serialised form when empty, and empty when absent
+    /// from it: a summary without bindings reads and writes as before they
+    /// existed (in self-describing formats such as JSON).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Vec::is_empty"))]
+    pub(crate) bindings: Vec<SessionBinding<W>>,
 }
 
 impl<W> Summary<W> {
@@ -34,5 +43,57 @@ impl<W> Summary<W> {
     /// Every worker with load booked, and that load, in the router's set order.
     pub fn loads(&self) -> &[(W, u32)] {
         &self.loads
+    }
+
+    /// The session bindings it carries (feature `sessions`:
+    /// `Sessions::summary`); empty from [`Pool::summary`](crate::Pool::summary).
+    pub fn bindings(&self) -> &[SessionBinding<W>] {
+        &self.bindings
+    }
+}
+
+/// A session binding as replicas exchange it in a [`Summary`]: the session,
+/// the worker it is bound to, and how long it had been idle when the summary
+/// was made (so that it expires on the replica that imports it when it
+/// would have where it was made).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct SessionBinding<W> {
+    pub(crate) session: u64,
+    pub(crate) worker: W,
+    pub(crate) idle_ms: u64,
+}
+
+impl<W> SessionBinding<W> {
+    /// A binding of `session` to `worker`, idle for `idle` (to import one
+    /// that came another way than a summary).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use workerpick::SessionBinding;
+    /// let b = SessionBinding::new(7, "w1", Duration::from_millis(1500));
+    /// assert_eq!((b.session(), *b.worker(), b.idle()), (7, "w1", Duration::from_millis(1500)));
+    /// ```
+    pub fn new(session: u64, worker: W, idle: core::time::Duration) -> Self {
+        Self {
+            session,
+            worker,
+            idle_ms: u64::try_from(idle.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
+
+    /// The session's id (its requests' [`key`](crate::Request::key)).
+    pub fn session(&self) -> u64 {
+        self.session
+    }
+
+    /// The worker it is bound to.
+    pub fn worker(&self) -> &W {
+        &self.worker
+    }
+
+    /// How long it had been idle, to the millisecond.
+    pub fn idle(&self) -> core::time::Duration {
+        core::time::Duration::from_millis(self.idle_ms)
     }
 }

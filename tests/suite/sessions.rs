@@ -179,6 +179,104 @@ fn bindings_survive_a_replica_hand_off() {
 }
 
 #[test]
+fn bindings_travel_with_the_replica_summary() {
+    // Replica a binds sessions and sends one summary; replica b applies it
+    // (over JSON when serde is on) and then routes every session to a's
+    // worker for it, whatever b's own loads say, and books as a did.
+    let a = Pool::from_workers(["w0", "w1", "w2", "w3"]).unwrap();
+    let b = Pool::from_workers(["w3", "w2", "w1", "w0"]).unwrap();
+    let (sa, sb) = (table(Stickiness::Hard), table(Stickiness::Hard));
+    let (mut ha, rr) = (a.handle(), RoundRobin::new());
+    let held: Vec<_> = (0..40u64)
+        .map(|k| sa.reserve(&mut ha, &rr, &Request::new().key(k)).unwrap())
+        .collect();
+    let summary = sa.summary(&a);
+    assert_eq!(summary.bindings().len(), 40);
+    assert_eq!(summary.loads().iter().map(|&(_, l)| l).sum::<u32>(), 40);
+    assert!(
+        summary
+            .bindings()
+            .iter()
+            .all(|b| b.idle() < Duration::from_secs(1))
+    );
+    // Through JSON (its `&'static str` workers borrow from the wire text).
+    #[cfg(feature = "serde")]
+    let wire: &'static str = Box::leak(serde_json::to_string(&summary).unwrap().into_boxed_str());
+    #[cfg(feature = "serde")]
+    let summary: workerpick::Summary<&str> = serde_json::from_str(wire).unwrap();
+    assert!(sb.apply_summary(&b, &summary));
+    assert!(!sb.apply_summary(&b, &summary), "a summary applies once");
+    assert_eq!(b.reported_load(&"w0"), Some(10), "the loads came with it");
+    let mut hb = b.handle();
+    for (k, r) in held.iter().enumerate() {
+        let there = sb
+            .reserve(&mut hb, &LeastLoaded, &Request::new().key(k as u64))
+            .unwrap();
+        assert_eq!(there.worker(), r.worker(), "session {k}");
+    }
+    // A's own summary does not come back to it.
+    assert!(!sa.apply_summary(&a, &sa.summary(&a)));
+}
+
+#[test]
+fn an_imported_binding_keeps_its_idle_age_and_the_latest_use_wins() {
+    use workerpick::SessionBinding;
+    let pool = Pool::from_workers(["w0", "w1"]).unwrap();
+    let s = Sessions::new(Duration::from_millis(500), 100, Stickiness::Hard);
+    // Idle past the TTL where it was made: not imported.
+    assert_eq!(
+        s.import(&pool, [SessionBinding::new(1, "w0", Duration::from_secs(1))]),
+        0
+    );
+    // Idle 400 of its 500 ms: imported, and gone after another ~100 ms.
+    assert_eq!(
+        s.import(&pool, [SessionBinding::new(2, "w1", Duration::from_millis(400))]),
+        1
+    );
+    std::thread::sleep(Duration::from_millis(250));
+    assert_eq!(s.sweep(&pool), 1, "it expired on its own schedule");
+    // A binding used here after the one offered was last used elsewhere
+    // stays; an older local one gives way.
+    let mut h = pool.handle();
+    let home = *s
+        .reserve(&mut h, &RoundRobin::new(), &Request::new().key(3))
+        .unwrap()
+        .worker();
+    let away = if home == "w0" { "w1" } else { "w0" };
+    assert_eq!(
+        s.import(&pool, [SessionBinding::new(3, away, Duration::from_millis(200))]),
+        0
+    );
+    assert_eq!(
+        *s.reserve(&mut h, &RoundRobin::new(), &Request::new().key(3))
+            .unwrap()
+            .worker(),
+        home
+    );
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!(s.import(&pool, [SessionBinding::new(3, away, Duration::ZERO)]), 1);
+    assert_eq!(
+        *s.reserve(&mut h, &RoundRobin::new(), &Request::new().key(3))
+            .unwrap()
+            .worker(),
+        away
+    );
+    // Unknown workers are skipped.
+    assert_eq!(s.import(&pool, [SessionBinding::new(4, "w9", Duration::ZERO)]), 0);
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn summaries_without_bindings_keep_their_wire_format() {
+    // What a summary looked like on the wire before bindings existed reads
+    // as one without them, and one without them writes exactly that.
+    let old = r#"{"origin":7,"seq":3,"loads":[["w1",2]]}"#;
+    let summary: workerpick::Summary<String> = serde_json::from_str(old).unwrap();
+    assert!(summary.bindings().is_empty());
+    assert_eq!(serde_json::to_string(&summary).unwrap(), old);
+}
+
+#[test]
 fn threads_bind_each_session_to_one_worker_while_workers_churn() {
     use std::sync::atomic::{AtomicBool, Ordering};
     let pool = Pool::from_workers(0..16u32).unwrap();
