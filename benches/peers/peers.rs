@@ -6,6 +6,11 @@
 //!   `<Random>` `select` (groups `round-robin/N`, `random/N`, function
 //!   `select`). It returns an owned `Backend` (a clone: an allocation); it
 //!   hashes the key, checks health, and books no load.
+//! - `pingora-ketama` — its `LoadBalancer<Consistent>` (Ketama: 160 points a
+//!   backend on a sorted continuum, a binary search per key) `select` over
+//!   the 4096 keys `benches/single.rs` cycles through (group `affinity/N`,
+//!   function `select`): plain consistent hashing, no load bound, nothing
+//!   booked, where ours books within the bound (`reserve`).
 //! - `tower-p2c` — tower's `balance::p2c::Balance` over
 //!   `load::PendingRequests`: ready + call + completion, single thread, with a
 //!   no-op waker (group `power-of-two/N`, function `reserve`). It needs
@@ -35,7 +40,7 @@ use cpu_time::CpuTime;
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use pingora_load_balancing::LoadBalancer;
-use pingora_load_balancing::selection::{BackendIter, BackendSelection, Random, RoundRobin};
+use pingora_load_balancing::selection::{BackendIter, BackendSelection, Consistent, Random, RoundRobin};
 use std::convert::Infallible;
 use std::future::{Future, Ready, ready};
 use std::hint::black_box;
@@ -57,6 +62,8 @@ static GLOBAL: Counting = Counting;
 
 /// The worker counts of `benches/single.rs`.
 const WORKERS: [usize; 4] = [8, 64, 1024, 10_000];
+/// The worker counts of the `affinity/N` groups of `benches/single.rs`.
+const AFFINITY_WORKERS: [usize; 3] = [8, 1024, 100_000];
 /// The worker counts of `benches/threads.rs`.
 const THREAD_WORKERS: [usize; 2] = [64, 1024];
 /// Operations per thread in one criterion iteration (as `benches/threads.rs`).
@@ -99,6 +106,29 @@ where
     ));
     let mut g = c.benchmark_group(format!("{mode}/{n}"));
     g.bench_function(BenchmarkId::new("select", "pingora"), |b| b.iter(select));
+    g.finish();
+}
+
+/// pingora's Ketama `select` over `n` backends in group `affinity/n`, keyed
+/// like ours: the 4096 keys of `benches/single.rs`, in turn, as 8 bytes.
+fn ketama(c: &mut Criterion<CpuTime>, n: usize, allocs: &mut Vec<(String, f64)>) {
+    let lb = LoadBalancer::<Consistent>::try_from_iter(addrs(n)).expect("valid addresses");
+    let keys: Vec<[u8; 8]> = (0..4096u64)
+        .map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15).to_le_bytes())
+        .collect();
+    let mut i = 0usize;
+    let mut select = || {
+        i = (i + 1) & 4095;
+        lb.select(&keys[i], 256).expect("a healthy backend")
+    };
+    allocs.push((
+        format!("affinity/{n}/select/pingora-ketama"),
+        allocs_per_op(|| drop(black_box(select()))),
+    ));
+    let mut g = c.benchmark_group(format!("affinity/{n}"));
+    g.bench_function(BenchmarkId::new("select", "pingora-ketama"), |b| {
+        b.iter(&mut select)
+    });
     g.finish();
 }
 
@@ -153,6 +183,9 @@ fn single(c: &mut Criterion<CpuTime>) {
             b.iter(|| p2c_call(&mut balance, &mut cx))
         });
         g.finish();
+    }
+    for n in AFFINITY_WORKERS {
+        ketama(c, n, &mut allocs);
     }
     let rt = runtime();
     for n in WORKERS {
@@ -220,7 +253,8 @@ fn threads(c: &mut Criterion) {
         ];
         for (mode, name, op) in ops {
             let mut g = c.benchmark_group(format!("{mode}/{n}"));
-            g.sampling_mode(SamplingMode::Flat).sample_size(settings::samples(10));
+            g.sampling_mode(SamplingMode::Flat)
+                .sample_size(settings::samples(10));
             for t in thread_counts() {
                 g.throughput(Throughput::Elements(t as u64 * BATCH));
                 g.bench_function(BenchmarkId::new(format!("threads{t}-held0"), name), |b| {
