@@ -14,7 +14,11 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt::Write as _;
 use std::sync::Arc;
-use workerpick::{Affinity, LeastLoaded, Pool, PowerOfTwo, Request, Reservation, Rng, RoundRobin, Selector};
+use std::time::Duration;
+use workerpick::{
+    Affinity, CacheHits, Cost, LeastLoaded, Pool, PowerOfTwo, Request, Reservation, Rng, RoundRobin,
+    Selector, Stickiness,
+};
 
 /// The scenario.
 #[derive(Clone, Debug)]
@@ -80,24 +84,49 @@ pub struct SessionRun {
     pub over_bound: usize,
 }
 
+/// One row of the table: a mode, its balance factor when it has one, and
+/// whether its requests go through session bindings (`Sessions`, soft) first.
+pub struct Mode {
+    /// As the table names it.
+    pub name: String,
+    /// The affinity balance factor in percent, when the mode has one.
+    pub balance_factor: Option<u32>,
+    /// What picks (a new session's first worker, when bound).
+    pub selector: Arc<dyn Selector>,
+    /// Whether a session's requests go to the worker its first one went to.
+    pub bound: bool,
+}
+
 /// The modes compared: bounded affinity at ε = 0.25 and 1, plain consistent
-/// hashing, and the load-only modes.
-pub fn modes() -> Vec<(String, Option<u32>, Arc<dyn Selector>)> {
+/// hashing, the load-only modes, the cost mode (load less cache credit:
+/// the request's cache hits name the workers holding its session's
+/// context), and session bindings over bounded affinity.
+pub fn modes() -> Vec<Mode> {
+    let mode = |name: &str, balance_factor, selector: Arc<dyn Selector>, bound| Mode {
+        name: name.into(),
+        balance_factor,
+        selector,
+        bound,
+    };
     vec![
-        ("affinity ε=0.25".into(), Some(125), Arc::new(Affinity::new())),
-        (
-            "affinity ε=1".into(),
+        mode("affinity ε=0.25", Some(125), Arc::new(Affinity::new()), false),
+        mode(
+            "affinity ε=1",
             Some(200),
             Arc::new(Affinity::with_balance_factor(200).expect("valid")),
+            false,
         ),
-        (
-            "hashing (unbounded)".into(),
+        mode(
+            "hashing (unbounded)",
             None,
             Arc::new(Affinity::unbounded()),
+            false,
         ),
-        ("round-robin".into(), None, Arc::new(RoundRobin::new())),
-        ("least-loaded".into(), None, Arc::new(LeastLoaded)),
-        ("power-of-two".into(), None, Arc::new(PowerOfTwo)),
+        mode("round-robin", None, Arc::new(RoundRobin::new()), false),
+        mode("least-loaded", None, Arc::new(LeastLoaded), false),
+        mode("power-of-two", None, Arc::new(PowerOfTwo), false),
+        mode("cost", None, Arc::new(Cost::new()), false),
+        mode("sessions + ε=0.25", None, Arc::new(Affinity::new()), true),
     ]
 }
 
@@ -141,16 +170,17 @@ struct Worker {
 impl Sessions {
     /// Runs every mode of [`modes`].
     pub fn run(&self) -> Vec<SessionRun> {
-        modes()
-            .into_iter()
-            .map(|(name, f, s)| self.run_one(name, f, &*s))
-            .collect()
+        modes().iter().map(|m| self.run_one(m)).collect()
     }
 
     /// Runs one mode.
-    pub fn run_one(&self, mode: String, balance_factor: Option<u32>, selector: &dyn Selector) -> SessionRun {
+    pub fn run_one(&self, m: &Mode) -> SessionRun {
+        let (selector, balance_factor) = (&*m.selector, m.balance_factor);
         let pool = Pool::from_workers(0..self.workers).expect("fleet fits");
         pool.enable_affinity();
+        // Sessions never idle past an hour here: bindings last the run.
+        let sessions = workerpick::Sessions::new(Duration::from_secs(3600), 1 << 16, Stickiness::Soft);
+        let mut credit = CacheHits::new();
         let mut h = pool.handle_with_rng(Rng::with_seed(self.seed));
         let mut rng = Rng::with_seed(self.seed ^ 0x5e55);
         let mut workers: Vec<Worker> = (0..self.workers)
@@ -204,8 +234,26 @@ impl Sessions {
         while let Some(Reverse((now, _, e))) = events.pop() {
             match e {
                 Event::Arrive { flow, session, turn } => {
-                    let req = Request::new().key(u64::from(session));
-                    let r = h.reserve_with(selector, &req).expect("a worker");
+                    // The cost mode's credit (α = 1 against a load of one per
+                    // request): a worker holding the session's context is
+                    // worth its slots of load, one full set of requests
+                    // served at once before a queue forms (a hit saves a
+                    // whole context's prefill, about one request's service).
+                    let worth = self.slots as u32;
+                    credit.rebuild(&pool, worth, |&w| {
+                        if workers[w as usize].cache.holds(session) {
+                            worth
+                        } else {
+                            0
+                        }
+                    });
+                    let req = Request::new().key(u64::from(session)).cache_hits(&credit);
+                    let r = if m.bound {
+                        sessions.reserve(&mut h, selector, &req)
+                    } else {
+                        h.reserve_with(selector, &req)
+                    }
+                    .expect("a worker");
                     let w = *r.worker();
                     let loads = pool.loads();
                     let load = pool.in_flight(&w).unwrap_or(0);
@@ -272,7 +320,7 @@ impl Sessions {
         ttft.sort_unstable();
         let pct = |p: f64| ttft[((ttft.len() - 1) as f64 * p).round() as usize] as f64 / 1000.0;
         SessionRun {
-            mode,
+            mode: m.name.clone(),
             balance_factor,
             requests: ttft.len(),
             hit_rate: hits as f64 / ttft.len() as f64,

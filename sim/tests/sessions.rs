@@ -1,6 +1,7 @@
 //! The multi-turn sessions scenario: affinity keeps sessions on the worker
-//! holding their KV cache, within its load bound, and a membership change
-//! moves only the keys it must.
+//! holding their KV cache, within its load bound, the cost mode trades load
+//! against the held context, session bindings keep sessions home however
+//! loaded, and a membership change moves only the keys it must.
 
 use workerpick_sim::sessions::{Sessions, disruption};
 
@@ -48,6 +49,37 @@ fn affinity_hits_the_cache_within_its_bound() {
             (b.hit_rate, b.ttft_p99_ms, b.peak_load)
         );
     }
+}
+
+#[test]
+fn cache_credit_and_session_bindings_in_the_table() {
+    let runs = Sessions::default().run();
+    let by = |name: &str| runs.iter().find(|r| r.mode == name).expect(name);
+    let (cost, bound, ll, bounded) = (
+        by("cost"),
+        by("sessions + ε=0.25"),
+        by("least-loaded"),
+        by("affinity ε=0.25"),
+    );
+    // The cost mode trades load against the held context: far more hits
+    // than least-loaded, and no hot spot.
+    assert!(
+        cost.hit_rate > 2.0 * ll.hit_rate,
+        "{} vs {}",
+        cost.hit_rate,
+        ll.hit_rate
+    );
+    assert!(cost.ttft_p99_ms < ll.ttft_p99_ms);
+    assert!(cost.peak_load <= ll.peak_load);
+    // Bindings keep every session home, however loaded: the most hits, and a
+    // hot session's agents pile up as under unbounded hashing.
+    assert!(bound.hit_rate >= bounded.hit_rate);
+    assert!(
+        bound.peak_load > 2 * bounded.peak_load,
+        "{} vs {}",
+        bound.peak_load,
+        bounded.peak_load
+    );
 }
 
 #[test]
