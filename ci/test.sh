@@ -9,7 +9,7 @@ cargo test
 # The integration suite again with every feature: serde round trips (registry, reported),
 # the response-lifetime wrappers and the tower integration (hold, route), the hyper glue on
 # loopback (http) and session bindings (sessions) are empty modules without their features.
-cargo test --all-features --test suite
+cargo test --all-features --test suite --test fuzz_replay
 cargo test --all-features --doc
 # The proxy's integration tests: real loopback sockets, every mode, and `serve` as a binary (~6 s once built);
 # tests/replicas.rs runs three replicas over a real NATS server: Debian's nats-server, installed here

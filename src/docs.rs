@@ -758,7 +758,9 @@
 /// (a positional format, such as bincode, needs both ends upgraded).
 /// Tests: `tests/suite/sessions.rs` (hard/soft, TTL, bounded churn, slot
 /// reuse, replica hand-off through summaries and their wire format, idle
-/// ages, threads under membership churn); loom `sessions`.
+/// ages, threads under membership churn); loom `sessions`; the fuzz op
+/// model (bind, look up, unbind, sweep, export and import against a model
+/// table).
 ///
 /// # Cost pick (LLM routing)
 /// [`Cost`](crate::Cost) is the main path of KV-aware LLM routers (Dynamo's
@@ -895,7 +897,8 @@
 /// | weighted shares, smoothness, exact weighted least-loaded | tests `fleet`, unit tests in `weights`, weighted `scan` tests |
 /// | bounds on weighted scores and their floor stay below the scores, across changes of the factors; weighted summarised picks exact and uniform | loom `scores` (`scores_race`, `scores_second_look`, `scores_version_race`), tests `summarised_weighted`, fuzz `summary` (capacities) |
 /// | round-robin tickets distinct, preview free | loom `round_robin`, unit tests in `selectors` |
-/// | affinity: only a removed worker's keys move, the bound holds (weights, stale totals, threads); bookings racing lose nothing; bindings never outlive their worker | loom `affinity`, tests `affinity`, `sessions`; simulator test `sessions` |
+/// | affinity: only a removed worker's keys move, the bound holds (weights, stale totals, threads); bookings racing lose nothing | loom `affinity`, tests `affinity`; fuzz `ops` (`AffinityReserve`: the bound on exact totals, a key moves only to a worker that joined); simulator test `sessions` |
+/// | a session binding racing its worker's removal books that worker or finds it gone, never a later owner of its slot; bindings never outlive their worker; the table agrees with a model | loom `sessions` (`session_removal`, `session_threads`), tests `sessions`; fuzz `ops` (`SessionReserve`, `SessionUnbind`, `SessionSweep`, `SessionExport`, `SessionImport`) |
 /// | each mode's rule and draws | unit tests in `selectors` against a sequential reference; tests `device_aware` |
 /// | the cost pick: least key against an oracle, sparse and dense paths equal to the reference, softmax against its formula, health and busy rules | unit and property tests in `selectors/cost`, `scan::tests::credited`; loom `cost` (`cost_exact`); fuzz `ops` (`CostReserve`, `ReleasePart`, `AddCharge`); sim test `llm` (beats least-loaded on hits and TTFT) |
 /// | phased load: each part leaves once, never below zero, an emptied guard keeps its slot | loom `cost` (`phased_release`, `phased_pin`); tests `phased` (model property test, threads) |

@@ -419,6 +419,83 @@ fn ops_pairs_generated() {
     }
 }
 
+/// The `ops` target's affinity and session ops, mixed with membership
+/// changes, drains, health marks, releases and other picks, from seeded
+/// generated inputs (the seed corpus predates them). Without the `sessions`
+/// feature the session ops do nothing. Seed 395 here found unbounded
+/// affinity picks failing with every candidate unhealthy (test `affinity`,
+/// `unhealthy_and_draining_workers_are_skipped`).
+#[test]
+fn ops_affinity_and_sessions_generated() {
+    use ops::{Input, MaskRef, Op, Weight};
+    let mut rng = fastrand::Rng::with_seed(41);
+    for seed in 0..if cfg!(miri) { 2 } else { 400 } {
+        let mut ops = vec![Op::EnableAffinity; usize::from(seed % 4 != 0)];
+        for _ in 0..48 {
+            let (a, b, c) = (rng.u8(..), rng.u8(..), rng.u8(..));
+            let hard = a % 2 == 0;
+            ops.push(match rng.u8(..23) {
+                0..=3 => Op::AffinityReserve {
+                    key: a,
+                    factor: b,
+                    mask: [MaskRef::All, MaskRef::All, MaskRef::Slot(c), MaskRef::Foreign]
+                        [usize::from(c % 4)],
+                    handle: [None, Some(b)][usize::from(c % 2)],
+                },
+                4..=7 => Op::SessionReserve {
+                    session: b,
+                    hard,
+                    handle: c,
+                },
+                8 => Op::SessionUnbind { session: b, hard },
+                9 => Op::SessionSweep { hard },
+                10 => Op::SessionExport { hard },
+                11 => Op::SessionImport {
+                    session: b,
+                    key: c,
+                    hard,
+                    stale: a % 5 == 0,
+                },
+                12 => Op::Remove(a),
+                13 => Op::Insert(a),
+                14 => Op::Drain(a),
+                15 => Op::Resume(a),
+                16 => Op::SetHealthy {
+                    key: a,
+                    healthy: b % 2 == 0,
+                },
+                17 => Op::Release(a),
+                18 => Op::BuildMask {
+                    slot: a,
+                    admit: u16::from(b) | u16::from(c) << 8,
+                },
+                19 => Op::Reserve {
+                    pick: arbitrary_pick(&mut rng),
+                    weight: Weight::Small(b),
+                },
+                20 => Op::SetCapacity { key: a, capacity: b },
+                21 => Op::ReserveWorker {
+                    key: a,
+                    weight: Weight::Small(b),
+                    handle: [None, Some(c)][usize::from(c % 2)],
+                },
+                _ => match c % 3 {
+                    0 => Op::Reclaim,
+                    1 => Op::RenewHandle(a),
+                    _ => Op::Replace(vec![a, b, c]),
+                },
+            });
+        }
+        ops::run(Input {
+            seed,
+            backend: seed as u8,
+            limit: (seed % 3) as u8 * 7,
+            initial: vec![0, 1, 2, 3, 4],
+            ops,
+        });
+    }
+}
+
 fn arbitrary_pick(rng: &mut fastrand::Rng) -> ops::Pick {
     use arbitrary::{Arbitrary, Unstructured};
     let bytes: Vec<u8> = (0..64).map(|_| rng.u8(..)).collect();

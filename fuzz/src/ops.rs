@@ -19,12 +19,14 @@ use arbitrary::{Arbitrary, Unstructured};
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 use workerpick::scan::Backend;
+use workerpick::{Affinity, Decider, PairRequest, PairReservation, Pairs, Plan};
 use workerpick::{
     CacheHits, Choice, Context, Cost, CreditWeight, DEFAULT_MAX_WORKERS, DeviceAware, DeviceKind,
     Eligibility, Error, Handle, LeastLoaded, MAX_REPORTED_LOAD, Params, Pool, PoolStats, PowerOfTwo, Random,
     Registry, Request, Reservation, Rng, RoundRobin, Selector, Temperature, UNHEALTHY_LOAD, WorkerInfo,
 };
-use workerpick::{Decider, PairRequest, PairReservation, Pairs, Plan};
+#[cfg(feature = "sessions")]
+use workerpick::{SessionBinding, Sessions, Stickiness};
 
 /// Workers are `0..KEYS`: a small space, so inputs collide often.
 pub const KEYS: u8 = 10;
@@ -173,7 +175,67 @@ pub enum Op {
         key: u8,
         drain: bool,
     },
+    // -- Affinity and session bindings (`affinity_op`, `session_op`). --
+    /// `enable_affinity()` (once on, it stays on).
+    EnableAffinity,
+    /// `reserve_with(&Affinity, ..)` for key `key % AFFINITY_KEYS`, balance
+    /// factor `[0, 100, 125, 200][factor % 4]`, through the pool or handle
+    /// `handle`.
+    AffinityReserve {
+        key: u8,
+        factor: u8,
+        mask: MaskRef,
+        handle: Option<u8>,
+    },
+    /// `Sessions::reserve` of session `session % SESSIONS` through handle
+    /// `handle % HANDLES`, on the hard or the soft table (least-loaded picks
+    /// for sessions that are not bound, or whose worker is gone, soft).
+    #[cfg_attr(not(feature = "sessions"), allow(dead_code))]
+    SessionReserve {
+        session: u8,
+        hard: bool,
+        handle: u8,
+    },
+    /// `Sessions::unbind`.
+    #[cfg_attr(not(feature = "sessions"), allow(dead_code))]
+    SessionUnbind {
+        session: u8,
+        hard: bool,
+    },
+    /// `Sessions::sweep`: the bindings whose worker left go.
+    #[cfg_attr(not(feature = "sessions"), allow(dead_code))]
+    SessionSweep {
+        hard: bool,
+    },
+    /// `Sessions::export`, against the model's bindings whose worker stays.
+    #[cfg_attr(not(feature = "sessions"), allow(dead_code))]
+    SessionExport {
+        hard: bool,
+    },
+    /// `Sessions::import` of session `session % SESSIONS` bound to worker
+    /// `key`, idle a minute, or (`stale`) two hours: past the TTL, refused.
+    /// Skipped while the session has a binding whose worker stays (which of
+    /// two bindings a few milliseconds apart was used last is the clock's).
+    #[cfg_attr(not(feature = "sessions"), allow(dead_code))]
+    SessionImport {
+        session: u8,
+        key: u8,
+        hard: bool,
+        stale: bool,
+    },
 }
+
+/// Request keys of `Op::AffinityReserve`.
+pub const AFFINITY_KEYS: u8 = 6;
+/// Session ids of the `Op::Session*` ops.
+#[cfg_attr(not(feature = "sessions"), allow(dead_code))]
+pub const SESSIONS: u8 = 4;
+/// Bindings a session table holds.
+#[cfg_attr(not(feature = "sessions"), allow(dead_code))]
+const SESSION_MAX: usize = 3;
+/// The session tables' TTL: no binding made during a run expires by itself.
+#[cfg_attr(not(feature = "sessions"), allow(dead_code))]
+const SESSION_TTL: Duration = Duration::from_secs(3600);
 
 /// How [`Op::CostReserve`] picks: weight `[0, 0.5, 1, 2.5][weight % 4]`,
 /// temperature 0.5 when `hot`, a busy threshold of `busy % 4` on reported load.
@@ -572,6 +634,15 @@ struct Model {
     draining: HashSet<u8>,
     /// Members marked unhealthy, with the load the mark added to the counter.
     unhealthy: HashMap<u8, u32>,
+    /// Whether `enable_affinity` was called.
+    affinity: bool,
+    /// Per request key: where its last unbounded, unmasked affinity pick
+    /// went, and the healthy candidates then.
+    homes: HashMap<u64, (u8, Vec<u8>)>,
+    /// Per session table (soft, hard): session → its worker and that
+    /// worker's identity when bound.
+    #[cfg_attr(not(feature = "sessions"), allow(dead_code))]
+    bound: [HashMap<u64, (u8, u64)>; 2],
 }
 
 /// How the model judges a pick: the rule of the selector that made it.
@@ -1024,6 +1095,9 @@ struct Run<'p> {
     foreign: Eligibility,
     selectors: Selectors,
     registry: Registry,
+    /// The session tables: soft, hard.
+    #[cfg(feature = "sessions")]
+    sessions: [Sessions; 2],
     model: Model,
     step: usize,
 }
@@ -1107,6 +1181,8 @@ pub fn run(input: Input) {
         foreign,
         selectors: Selectors::default(),
         registry: Registry::new(),
+        #[cfg(feature = "sessions")]
+        sessions: [Stickiness::Soft, Stickiness::Hard].map(|st| Sessions::new(SESSION_TTL, SESSION_MAX, st)),
         model,
         step: 0,
     };
@@ -1256,6 +1332,12 @@ impl<'p> Run<'p> {
             | Op::PairHandOff(_)
             | Op::PairRelease(_)
             | Op::PairPrefillDrain { .. } => self.pair_op(op),
+            Op::EnableAffinity | Op::AffinityReserve { .. } => self.affinity_op(op),
+            Op::SessionReserve { .. }
+            | Op::SessionUnbind { .. }
+            | Op::SessionSweep { .. }
+            | Op::SessionExport { .. }
+            | Op::SessionImport { .. } => self.session_op(op),
             Op::Drain(k) | Op::Resume(k) => {
                 let (k, drain) = (key(k), matches!(*op, Op::Drain(_)));
                 let want = if self.model.is_member(k) {
@@ -1511,6 +1593,272 @@ impl<'p> Run<'p> {
                 );
             }
             _ => unreachable!("not a cost op"),
+        }
+    }
+
+    /// Affinity picks: a candidate, healthy while one is; with the ring
+    /// and a bound, one within `⌈f · (total + 1) / (100 n)⌉` over the healthy
+    /// candidates (fewer than 64: the pick sums the total itself, exactly)
+    /// or, when none is, the least loaded; unbounded and unmasked, a key
+    /// leaves its worker only for one that joined (or healed) since.
+    fn affinity_op(&mut self, op: &Op) {
+        let pool = self.pool;
+        match *op {
+            Op::EnableAffinity => {
+                pool.enable_affinity();
+                assert!(pool.affinity_enabled());
+                self.model.affinity = true;
+            }
+            Op::AffinityReserve {
+                key: k,
+                factor,
+                mask,
+                handle,
+            } => {
+                let factor = [0, 100, 125, 200][usize::from(factor % 4)];
+                let sel = Affinity::with_balance_factor(factor).expect("a valid factor");
+                let key = u64::from(k % AFFINITY_KEYS);
+                let request = match mask {
+                    MaskRef::All => Request::new(),
+                    MaskRef::Slot(s) => Request::new().eligible(&self.masks[usize::from(s) % MASKS]),
+                    MaskRef::Foreign => Request::new().eligible(&self.foreign),
+                }
+                .key(key);
+                let got = match handle {
+                    None => pool.reserve_with(&sel, &request),
+                    Some(h) => {
+                        let h = usize::from(h) % HANDLES;
+                        self.model.handle_epochs[h] = self.model.epoch;
+                        self.handles[h].reserve_with(&sel, &request)
+                    }
+                };
+                let what = format!("affinity {factor}% key {key} {mask:?}");
+                let cands = match self.model.candidates(mask) {
+                    Err(want) => {
+                        let e = got
+                            .err()
+                            .unwrap_or_else(|| panic!("{what}: picked, expected {want:?}"));
+                        assert!(same_error(&e, &want), "{what}: got {e:?}, expected {want:?}");
+                        return;
+                    }
+                    Ok(cands) => cands,
+                };
+                let m = &self.model;
+                let r = match got {
+                    Ok(r) => r,
+                    Err(Error::LoadOverflow) => {
+                        assert!(
+                            cands.iter().any(|&k| m.overflows(k, 1)),
+                            "{what}: overflow with room"
+                        );
+                        return;
+                    }
+                    Err(e) => panic!("{what}: {e:?} with candidates {cands:?}"),
+                };
+                let k = *r.worker();
+                assert!(cands.contains(&k), "{what}: picked {k}, not one of {cands:?}");
+                let healthy: Vec<u8> = cands
+                    .iter()
+                    .copied()
+                    .filter(|c| !m.unhealthy.contains_key(c))
+                    .collect();
+                assert!(
+                    healthy.is_empty() || healthy.contains(&k),
+                    "{what}: picked unhealthy {k} beside {healthy:?}"
+                );
+                let equal = m.members.iter().all(|&(_, i)| i.capacity_weight() == 1);
+                if m.affinity && factor > 0 && equal && !healthy.is_empty() {
+                    let total: u64 = healthy.iter().map(|&c| m.effective(c)).sum();
+                    let cap = (u64::from(factor) * (total + 1)).div_ceil(100 * healthy.len() as u64);
+                    if m.effective(k) > cap {
+                        let least = healthy
+                            .iter()
+                            .map(|&c| m.effective(c))
+                            .min()
+                            .expect("a healthy one");
+                        assert!(
+                            healthy.iter().all(|&c| m.effective(c) > cap) && m.effective(k) == least,
+                            "{what}: {k} at {} over the bound {cap} (total {total})",
+                            m.effective(k)
+                        );
+                    }
+                }
+                if m.affinity && factor == 0 && matches!(mask, MaskRef::All) {
+                    if let Some((home, then)) = self.model.homes.get(&key)
+                        && healthy.contains(home)
+                    {
+                        assert!(
+                            k == *home || !then.contains(&k),
+                            "{what}: left {home} (still here) for {k}, which was here too ({then:?})"
+                        );
+                    }
+                    self.model.homes.insert(key, (k, healthy));
+                }
+                self.push_guard(r, k, 1);
+            }
+            _ => unreachable!("not an affinity op"),
+        }
+    }
+
+    #[cfg(not(feature = "sessions"))]
+    fn session_op(&mut self, _: &Op) {}
+
+    /// Session bindings against the model's table: a bound session's
+    /// request books its worker while that worker stays under the same
+    /// identity as a healthy candidate; else hard fails and drops the
+    /// binding, soft drops it and binds the least-loaded pick (as an unbound
+    /// session does), when the table has room after sweeping out bindings
+    /// whose worker left.
+    #[cfg(feature = "sessions")]
+    fn session_op(&mut self, op: &Op) {
+        let pool = self.pool;
+        // A binding whose worker is still in the set as the same identity.
+        let held = |m: &Model, &(k, id): &(u8, u64)| m.is_member(k) && m.identity.get(&k) == Some(&id);
+        match *op {
+            Op::SessionReserve {
+                session,
+                hard,
+                handle,
+            } => {
+                let (t, s, h) = (
+                    usize::from(hard),
+                    u64::from(session % SESSIONS),
+                    usize::from(handle) % HANDLES,
+                );
+                let got = self.sessions[t].reserve(
+                    &mut self.handles[h],
+                    &self.selectors.least_loaded,
+                    &Request::new().key(s),
+                );
+                self.model.handle_epochs[h] = self.model.epoch;
+                let what = format!("session {s} ({})", if hard { "hard" } else { "soft" });
+                let m = &mut self.model;
+                if let Some(&(k, id)) = m.bound[t].get(&s) {
+                    let live = held(m, &(k, id)) && !m.draining.contains(&k) && !m.unhealthy.contains_key(&k);
+                    if live {
+                        match got {
+                            Ok(r) => self.push_guard(r, k, 1),
+                            Err(Error::LoadOverflow) => {
+                                assert!(m.overflows(k, 1), "{what}: overflow with room")
+                            }
+                            Err(e) => panic!("{what}: bound to {k}, got {e:?}"),
+                        }
+                        return;
+                    }
+                    m.bound[t].remove(&s);
+                    if hard {
+                        assert_eq!(got.err(), Some(Error::SessionWorkerGone), "{what}: {k} is gone");
+                        return;
+                    }
+                }
+                let cands = match m.candidates(MaskRef::All) {
+                    Err(want) => {
+                        let e = got
+                            .err()
+                            .unwrap_or_else(|| panic!("{what}: picked, expected {want:?}"));
+                        assert!(same_error(&e, &want), "{what}: got {e:?}, expected {want:?}");
+                        return;
+                    }
+                    Ok(cands) => cands,
+                };
+                let r = match got {
+                    Ok(r) => r,
+                    Err(Error::LoadOverflow) => {
+                        assert!(
+                            cands.iter().any(|&k| m.overflows(k, 1)),
+                            "{what}: overflow with room"
+                        );
+                        return;
+                    }
+                    Err(e) => panic!("{what}: {e:?} with candidates {cands:?}"),
+                };
+                let k = *r.worker();
+                let healthy: Vec<u8> = cands
+                    .iter()
+                    .copied()
+                    .filter(|c| !m.unhealthy.contains_key(c))
+                    .collect();
+                assert!(cands.contains(&k), "{what}: picked {k}, not one of {cands:?}");
+                assert!(
+                    healthy.is_empty() || healthy.contains(&k),
+                    "{what}: unhealthy {k}"
+                );
+                if m.bound[t].len() >= SESSION_MAX {
+                    let keep: HashMap<u64, (u8, u64)> = m.bound[t]
+                        .iter()
+                        .filter(|(_, b)| held(m, b))
+                        .map(|(&s, &b)| (s, b))
+                        .collect();
+                    m.bound[t] = keep;
+                }
+                if m.bound[t].len() < SESSION_MAX {
+                    let id = m.identity[&k];
+                    m.bound[t].insert(s, (k, id));
+                }
+                self.push_guard(r, k, 1);
+            }
+            Op::SessionUnbind { session, hard } => {
+                let (t, s) = (usize::from(hard), u64::from(session % SESSIONS));
+                let had = self.model.bound[t].remove(&s).is_some();
+                assert_eq!(self.sessions[t].unbind(s), had, "unbind {s}");
+            }
+            Op::SessionSweep { hard } => {
+                let t = usize::from(hard);
+                let m = &mut self.model;
+                let before = m.bound[t].len();
+                let keep: HashMap<u64, (u8, u64)> = m.bound[t]
+                    .iter()
+                    .filter(|(_, b)| held(m, b))
+                    .map(|(&s, &b)| (s, b))
+                    .collect();
+                m.bound[t] = keep;
+                assert_eq!(self.sessions[t].sweep(pool), before - m.bound[t].len(), "sweep");
+                assert_eq!(self.sessions[t].len(), m.bound[t].len(), "bindings after a sweep");
+            }
+            Op::SessionExport { hard } => {
+                let t = usize::from(hard);
+                let m = &self.model;
+                let mut got: Vec<(u64, u8)> = self.sessions[t]
+                    .export(pool)
+                    .iter()
+                    .map(|b| (b.session(), *b.worker()))
+                    .collect();
+                got.sort_unstable();
+                let mut want: Vec<(u64, u8)> = m.bound[t]
+                    .iter()
+                    .filter(|(_, b)| held(m, b))
+                    .map(|(&s, &(k, _))| (s, k))
+                    .collect();
+                want.sort_unstable();
+                assert_eq!(got, want, "export");
+            }
+            Op::SessionImport {
+                session,
+                key: k,
+                hard,
+                stale,
+            } => {
+                let (t, s, k) = (usize::from(hard), u64::from(session % SESSIONS), key(k));
+                let m = &mut self.model;
+                if m.bound[t].get(&s).is_some_and(|b| held(m, b)) {
+                    return;
+                }
+                let idle = if stale {
+                    2 * SESSION_TTL
+                } else {
+                    Duration::from_secs(60)
+                };
+                let got = self.sessions[t].import(pool, [SessionBinding::new(s, k, idle)]);
+                let want = !stale
+                    && m.is_member(k)
+                    && (m.bound[t].contains_key(&s) || m.bound[t].len() < SESSION_MAX);
+                assert_eq!(got, usize::from(want), "import {s} -> {k} (stale: {stale})");
+                if want {
+                    let id = m.identity[&k];
+                    m.bound[t].insert(s, (k, id));
+                }
+            }
+            _ => unreachable!("not a session op"),
         }
     }
 

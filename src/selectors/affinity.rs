@@ -75,7 +75,8 @@ impl Affinity {
     }
 
     /// Plain consistent hashing: every key to its first healthy candidate,
-    /// however loaded.
+    /// however loaded (the least-loaded candidate when every one is
+    /// unhealthy).
     pub const fn unbounded() -> Self {
         Self { factor: 0 }
     }
@@ -243,7 +244,13 @@ impl Selector for Affinity {
         }
         let start = ring.start(key);
         if self.factor == 0 {
-            return Self::walk(cx, ring, start, || Bound::None);
+            // With every candidate unhealthy the walk finds none: the least
+            // loaded, as a bounded pick that nobody fits.
+            if let Some(c) = Self::walk(cx, ring, start, || Bound::None) {
+                return Some(c);
+            }
+            let (slot, load) = cx.least_loaded()?;
+            return Some(Choice::validated(slot, load));
         }
         let (factor, weight, weighted) = (self.factor, cx.request().get_weight(), cx.set.weights.is_some());
         let n = cx.len();

@@ -161,11 +161,25 @@ fn unhealthy_and_draining_workers_are_skipped() {
             }
         }
     }
-    // Every worker unhealthy: still an answer (the least loaded).
+    // Every worker unhealthy: still an answer (the least loaded), bounded or
+    // not, masked or not (the fuzz op model found unbounded picks failing
+    // with `NoAcceptableWorker` here).
+    pool.resume(&before[1]).unwrap();
     for w in 0..6 {
         let _ = pool.set_healthy(&w, false);
     }
-    assert!(pool.select_with(&Affinity::new(), &Request::new().key(5)).is_ok());
+    let _busy: Vec<_> = (0..6)
+        .filter(|&w| w != 4)
+        .map(|w| pool.reserve_worker(&w, 1).unwrap())
+        .collect();
+    let some = pool.eligibility(|w| w % 2 == 0);
+    for mode in [Affinity::new(), Affinity::unbounded()] {
+        for k in keys(50) {
+            assert_eq!(pool.select_with(&mode, &Request::new().key(k)), Ok(4), "{mode:?}");
+            let masked = pool.select_with(&mode, &Request::new().key(k).eligible(&some));
+            assert_eq!(masked, Ok(4), "{mode:?}, masked");
+        }
+    }
 }
 
 #[test]
