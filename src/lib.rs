@@ -64,6 +64,7 @@ mod handle;
 #[cfg(feature = "futures")]
 mod hold;
 mod latency;
+mod load;
 mod membership;
 mod mode;
 mod names;
@@ -92,12 +93,12 @@ pub use context::{Context, Intent, Slot};
 pub use device::{DeviceKind, MAX_CAPACITY, WorkerInfo};
 pub use eligibility::Eligibility;
 pub use error::Error;
-pub use fleet::health::UNHEALTHY_LOAD;
 pub use fleet::slow_start::SlowStart;
 pub use handle::Handle;
 #[cfg(feature = "futures")]
 pub use hold::{ReservedFuture, ReservedStream};
 pub use latency::{LatencyConfig, Timeable, Timed};
+pub use load::health::UNHEALTHY_LOAD;
 pub use mode::Mode;
 pub use owned::handle::OwnedHandle;
 pub use owned::reservation::OwnedReservation;

@@ -108,7 +108,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         let &slot = snap.index.get(worker).ok_or(Error::UnknownWorker)?;
         let health = &self.reported.health;
         // Already so (marked means unhealthy): no lock, unless the mark is
-        // still short of its penalty (see `fleet::health`).
+        // still short of its penalty (see `load::health`).
         if health.is_marked(slot) != healthy && (healthy || !health.is_short(slot)) {
             return Ok(healthy);
         }

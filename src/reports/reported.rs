@@ -3,7 +3,7 @@
 
 use super::board::{Board, Cells};
 use super::state::Reports;
-use crate::fleet::health::Health;
+use crate::load::health::Health;
 use crate::storage::counters::Counters;
 use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::SeqCst};
 use crate::sync::{Mutex, MutexGuard, lock};
@@ -19,7 +19,7 @@ pub(crate) struct Reported {
     /// When some source ages out, in nanoseconds after `epoch` (`u64::MAX`: never).
     due: AtomicU64,
     epoch: Instant,
-    /// Ill health, the counters' other non-booked part (see `fleet::health`).
+    /// Ill health, the counters' other non-booked part (see `load::health`).
     pub(crate) health: Health,
     /// This pool's name in its summaries.
     pub(super) origin: u64,

@@ -1,6 +1,7 @@
 use crate::device::DeviceKind;
 use crate::error::Error;
-use crate::context::{Context, Minimum, Slot};
+use crate::context::{Context, Slot};
+use crate::selectors::least_loaded::Minimum;
 use crate::selector::{Choice, Selector};
 use crate::scan::{self, Least};
 use crate::selectors::{Builtin, Configure};

@@ -63,7 +63,7 @@ pub(crate) use reexport;
 macro_rules! declare {
     (() $($(#[$doc:meta])* $ty:ident($module:ident) $name:literal $(| $alias:literal)*;)*) => {
         $(
-            mod $module;
+            pub(crate) mod $module;
             pub use $module::$ty;
 
             impl $ty {

@@ -15,8 +15,6 @@
 //! [`capacity`]: crate::WorkerInfo::capacity
 
 pub(crate) mod alias;
-pub(crate) mod least;
-mod pick;
 pub(crate) mod scale;
 pub(crate) mod schedule;
 

@@ -89,7 +89,7 @@ fn doc_of(src: &str, name: &str) -> String {
 fn public_types_have_runnable_examples() {
     let sources = [
         ("Choice", include_str!("../../src/selector.rs")),
-        ("Intent", include_str!("../../src/context.rs")),
+        ("Intent", include_str!("../../src/context/intent.rs")),
         ("Error", include_str!("../../src/error.rs")),
         ("DeviceKind", include_str!("../../src/device.rs")),
         ("PoolStats", include_str!("../../src/pool.rs")),

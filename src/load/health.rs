@@ -3,7 +3,7 @@
 //! and custom selectors reading `Context::load` pass it over in the pass they
 //! already make. Every built-in mode checks its answer's mark only while some
 //! worker is marked (one load of a pool-wide count otherwise), and answers
-//! exactly when the penalty did not keep it off (`fleet::pass_over`).
+//! exactly when the penalty did not keep it off (each mode's file, e.g. `selectors::least_loaded::health`).
 //!
 //! When every candidate is unhealthy, picks go to all of them as if none were
 //! (by own load, for load-aware modes): Envoy's panic routing, the choice
@@ -15,7 +15,7 @@
 //! the counter: a counter too full for the whole penalty takes what fits, the
 //! slot counts as short, and marking it again adds what fits of the rest (the
 //! load-aware picks check their answer's mark meanwhile, so a short mark is
-//! passed over all the same: `fleet::pass_over`). A pick never takes the
+//! passed over all the same: see the modes' files). A pick never takes the
 //! report lock to top a mark up: the picks would then change the counters
 //! behind the writers' backs. Transitions
 //! hold the report lock (they change the counter's non-booked part, as reports
