@@ -184,15 +184,15 @@
 /// # Summarised least-loaded (large pools)
 /// A flat scan reads every counter, so its cost grows with the fleet. A pool
 /// whose slot limit is `SUMMARISED_SLOTS` (1 024) or more (the default limit
-/// among them; `storage/summary.rs`) also keeps, per block of `2^s` lanes
+/// among them; `bounds/loads.rs`) also keeps, per block of `2^s` lanes
 /// (`s = log2(slots) / 2`, clamped to 64..=1024 lanes: about `sqrt(slots)`,
 /// 256 for the default limit), a *bound* `B[b]`; an unmasked least-loaded
 /// pick over `SUMMARISED_LANES` (1 024) lanes or more reads the bounds
-/// instead (`scan/blocks.rs`). Smaller sets, masked picks and a pick that
+/// instead (`bounds/least.rs`). Smaller sets, masked picks and a pick that
 /// cannot settle (below) scan flat. A pool built with a smaller limit keeps
 /// no bounds: its release tests one pool constant, and so does its
 /// least-loaded pick. The bounds are *armed* by the first pick that reads
-/// them (`Summary::for_pick`, a `SeqCst` store before any raise); until then
+/// them (`LoadBounds::for_pick`, a `SeqCst` store before any raise); until then
 /// every bound is still 0 and a release loads one flag (`SeqCst`, after its
 /// decrement) and stops. So a default pool that only ever takes random,
 /// round-robin or power-of-two picks, or stays under 1 024 workers, pays one
@@ -242,7 +242,7 @@
 ///   on a scan that missed that release; the second look repairs it, so it is
 ///   another instance of the same window.
 ///
-/// **The floor.** One more value, `F` (`Summary::floor`, on a cache line of
+/// **The floor.** One more value, `F` (`LoadBounds::floor`, on a cache line of
 /// its own), with the number of blocks it covers: outside the same kind of
 /// windows, `F` is at most every counter of the blocks `0..covered`. It
 /// follows the bounds' rules one level up. Every lowering of a bound is
@@ -460,7 +460,7 @@
 /// | random | uniform draw | P(i) = c_i / Σc: Walker's alias table (`weights::alias`), one draw and one comparison | O(1) |
 /// | round-robin | `ticket mod n` | smooth: the period of Σc tickets holds c_i turns of worker i, spread evenly (`weights::schedule`); a worker's turns never run longer than ⌈c_i / min c⌉ in a row | O(1) per ticket while Σc ≤ max(2^16, 16n) (the period as a list); a bounded walk of tickets past that |
 /// | power-of-two | the less loaded of two distinct uniform draws | two distinct draws in proportion to `c` (the alias table), the less `(load + r) / c` by 64-bit cross-multiplication (uniform draws would put a worker in at most 2/n of the pairs, too few for a large one) | two alias draws for one uniform pair |
-/// | least-loaded | SIMD min over the counters; from 1 024 lanes the per-block bounds on the counters | the least `(load + r) / c`, exactly: the SIMD scan over per-lane scores `(load + r) · L / c_i`, `L` the capacities' lcm (`weights::scale`, `scan::least_weighted`), ties uniform; from 1 024 lanes, for `r = 1`, per-block bounds on the scores (`scan::scored`, below) | one multiply per lane; from 1 024 lanes the bounds and a try over the candidates whose factor can reach the least; exact scalar path when `L > 2^16` or the least score is clamped |
+/// | least-loaded | SIMD min over the counters; from 1 024 lanes the per-block bounds on the counters | the least `(load + r) / c`, exactly: the SIMD scan over per-lane scores `(load + r) · L / c_i`, `L` the capacities' lcm (`weights::scale`, `scan::least_weighted`), ties uniform; from 1 024 lanes, for `r = 1`, per-block bounds on the scores (`bounds::least_scored`, below) | one multiply per lane; from 1 024 lanes the bounds and a try over the candidates whose factor can reach the least; exact scalar path when `L > 2^16` or the least score is clamped |
 /// | device-aware | groups by cache hits, least loaded within | unweighted (see [`limitations`]) | — |
 ///
 /// A least score at or below `u32::MAX − L` was computed without clamping,
@@ -469,7 +469,7 @@
 ///
 /// **Bounds on weighted scores.** The counters' bounds say nothing of the
 /// scores, whose order is not the counters' order, so a summarised pool keeps
-/// a second set, per block of the same lanes (`storage/scores.rs`): a bound
+/// a second set, per block of the same lanes (`bounds/scores.rs`): a bound
 /// on `min(score, u32::MAX)` over the block, the score being
 /// `(load + 1) · L / c_i`, for requests of weight 1 (the default; heavier ones
 /// scan flat). Factors change while requests fly (`set_capacity`, each slow
@@ -863,7 +863,7 @@
 /// | the second look after a raise (`storage::raise::second_look`) | loom `scores_second_look`, `scores_race`, `summary_race`, `summary_unmark` | loom only |
 /// | a report that lowers a counter lowers its block's bound (`reports::board`) | tests `reported` (`a_withdrawn_report_lowers_a_summarised_block`); fuzz replay `summarised_pool_ops_find_the_least`, `weighted_summarised_pool_ops_find_the_least` | native only |
 /// | marking healthy lowers the block's bound and the floor (`fleet::health`) | tests `summarised` (`a_worker_marked_healthy_again_is_picked_next`); loom `summary_unmark` | both |
-/// | a bound on scores counts only under its version's tag (`storage::scores`) | tests `summarised_weighted` (`every_pick_is_at_the_least_ratio_while_loads_and_capacities_move`) | native only |
+/// | a bound on scores counts only under its version's tag (`bounds::scores`) | tests `summarised_weighted` (`every_pick_is_at_the_least_ratio_while_loads_and_capacities_move`) | native only |
 /// | `reserve_worker` refuses a draining worker (`booking::book`) | tests `fleet` (`draining_takes_no_picks_and_reports_when_done`); fuzz replay `ops_seeds` | native only |
 /// | a pick checks its answer's mark while some worker is marked (`fleet::pass_over`) | tests `fleet` (`power_of_two_never_picks_an_unhealthy_worker_while_one_is_healthy`, `device_aware_passes_over_an_unhealthy_group`) | native only |
 /// | health is compared apart from load, then own load per capacity (`fleet::pass_over`) | tests `fleet` (`a_fleet_all_unhealthy_picks_exactly_as_the_same_fleet_healthy`) | native only |

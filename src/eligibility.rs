@@ -119,7 +119,7 @@ impl Eligibility {
         }
     }
 
-    fn build<W: Clone + Eq + Hash + Send + Sync>(
+    pub(crate) fn build<W: Clone + Eq + Hash + Send + Sync>(
         pool: &Pool<W>,
         snap: &Snapshot<W>,
         mut admit: impl FnMut(&W) -> bool,
@@ -127,13 +127,6 @@ impl Eligibility {
         let mut mask = Self::new();
         mask.fill(pool, snap, &mut admit);
         mask
-    }
-}
-
-impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
-    /// A mask admitting the current workers for which `admit` is true.
-    pub fn eligibility(&self, admit: impl FnMut(&W) -> bool) -> Eligibility {
-        Eligibility::build(self, &self.snapshot(), admit)
     }
 }
 

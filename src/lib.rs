@@ -53,6 +53,7 @@
 
 mod affinity;
 mod booking;
+mod bounds;
 mod candidates;
 mod context;
 mod device;

@@ -227,10 +227,10 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         }
         slots.grown(allocated as usize, self.capacity as usize);
         // The factors of the weighted scores, before any pick can use them.
-        if let (Some(w), Some(summary)) = (snapshot.view.weights.as_deref_mut(), slots.counters.summary())
+        if let (Some(w), Some(bounds)) = (snapshot.view.weights.as_deref_mut(), slots.counters.bounds())
             && let Some(scale) = &w.scale
         {
-            w.version = summary.install_scores(&scale.scale);
+            w.version = bounds.install_scores(&scale.scale);
         }
         self.epoch += 1;
         self.departed_at = snapshot.view.departed_at;

@@ -4,7 +4,6 @@
 //! session bindings. See
 //! [`docs::design`](crate::docs::design) ("Bounded-load affinity").
 
-mod api;
 pub(crate) mod ring;
 #[cfg(feature = "sessions")]
 pub(crate) mod sessions;

@@ -30,6 +30,7 @@ impl<'a> Context<'a> {
     ) -> Option<Slot<'a>> {
         self.detached_with(walk, f).map(Slot::new)
     }
+
     /// [`detached`](Self::detached) with the whole context, for a path that
     /// answers a slot and the load it compared.
     #[inline(always)]
@@ -40,6 +41,7 @@ impl<'a> Context<'a> {
         self.detached_with(Walk::Full, f)
             .map(|(slot, load)| (Slot::new(slot), load))
     }
+
     #[inline(always)]
     fn detached_with<'b, R>(&'b mut self, walk: Walk, f: impl FnOnce(&mut Context<'b>) -> R) -> R {
         // Field by field: the copy borrows `rng` for 'b, the rest is shared.

@@ -2,7 +2,6 @@
 //! for its steps (the pool's methods for capacities, slow start, draining and
 //! health are in `fleet/api.rs`; health itself is a load signal, `load::health`).
 
-pub(crate) mod api;
 pub(crate) mod slow_start;
 
 use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};

@@ -161,15 +161,16 @@ impl Health {
             self.short.fetch_sub(1, Relaxed);
         }
         if add > 0 {
-            // SeqCst, as a release (see `Summary::lowered`): it lowers the counter.
+            // SeqCst, as a release (see `LoadBounds::lowered`): it lowers the counter.
             let before = counters.get(slot).fetch_sub(add, SeqCst);
-            if let Some(summary) = counters.summary() {
-                summary.lowered(slot, before - add);
+            if let Some(bounds) = counters.bounds() {
+                bounds.lowered(slot, before - add);
             }
         }
         self.marked.fetch_sub(1, Relaxed);
         true
     }
+
     /// Marks healthy every marked slot below `lanes` that `holds` no longer admits (its
     /// worker left the set). The caller holds the report lock.
     pub(crate) fn forget(&self, counters: &Counters, lanes: usize, holds: impl Fn(u32) -> bool) {

@@ -43,24 +43,17 @@ pub struct OwnedHandle<W> {
     rng: Rng,
 }
 
-impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
-    /// An [`OwnedHandle`] on this shared pool, with its own random source.
-    pub fn owned_handle(self: &Arc<Self>) -> OwnedHandle<W> {
-        self.owned_handle_with_rng(Rng::new())
-    }
-
-    /// An [`OwnedHandle`] drawing from `rng`.
-    pub fn owned_handle_with_rng(self: &Arc<Self>, rng: Rng) -> OwnedHandle<W> {
-        let anchor = Arc::new(Anchor { pool: self.clone() });
+impl<W: Clone + Eq + Hash + Send + Sync> OwnedHandle<W> {
+    /// A handle on `pool` drawing from `rng` (see [`Pool::owned_handle`]).
+    pub(crate) fn new(pool: &Arc<Pool<W>>, rng: Rng) -> Self {
+        let anchor = Arc::new(Anchor { pool: pool.clone() });
         OwnedHandle {
             cache: OwnedCached::new(anchor.clone()),
             anchor,
             rng,
         }
     }
-}
 
-impl<W: Clone + Eq + Hash + Send + Sync> OwnedHandle<W> {
     /// The pool this handle picks from.
     pub fn pool(&self) -> &Arc<Pool<W>> {
         &self.anchor.pool

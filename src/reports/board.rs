@@ -23,13 +23,13 @@ pub(crate) struct Board {
 
 /// A board and the counters it folds into.
 #[derive(Clone, Copy)]
-pub(super) struct Cells<'a> {
-    pub(super) board: &'a Board,
-    pub(super) counters: &'a Counters,
+pub(crate) struct Cells<'a> {
+    pub(crate) board: &'a Board,
+    pub(crate) counters: &'a Counters,
 }
 
 impl Board {
-    pub(super) fn set_on(&self, on: bool) {
+    pub(crate) fn set_on(&self, on: bool) {
         if (self.on.load(Relaxed) != 0) != on {
             self.on.store(u32::from(on), Relaxed);
         }
@@ -37,12 +37,12 @@ impl Board {
 
     /// Whether some counter holds reported load.
     #[inline(always)]
-    pub(super) fn is_on(&self) -> bool {
+    pub(crate) fn is_on(&self) -> bool {
         self.on.load(Relaxed) != 0
     }
 
     /// A board for `len` slots, with nothing reported.
-    pub(super) fn new(len: usize) -> Self {
+    pub(crate) fn new(len: usize) -> Self {
         Self {
             cells: Counters::new(len),
             on: AtomicU32::new(0),
@@ -64,7 +64,7 @@ impl Cells<'_> {
     /// A compare-and-swap loop, like a booking: bookings and releases landing
     /// meanwhile are kept, never overwritten. The counter is at least `applied`
     /// (releases take back only what bookings added).
-    pub(super) fn fold(self, slot: u32, applied: u32, target: u32) -> u32 {
+    pub(crate) fn fold(self, slot: u32, applied: u32, target: u32) -> u32 {
         let counter = self.counters.get(slot);
         let mut seen = counter.load(Relaxed);
         loop {
@@ -75,11 +75,11 @@ impl Cells<'_> {
             // (see `Summary::lowered`); otherwise the count is the only datum.
             match counter.compare_exchange_weak(seen, booked + now, SeqCst, Relaxed) {
                 Ok(_) => {
-                    if let Some(summary) = self.counters.summary()
+                    if let Some(bounds) = self.counters.bounds()
                         && booked + now < seen
                     {
                         // Lowered, as a release lowers it: so is its block's bound.
-                        summary.lowered(slot, booked + now);
+                        bounds.lowered(slot, booked + now);
                     }
                     self.board.cells.get(slot).store(now, Relaxed);
                     return now;

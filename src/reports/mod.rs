@@ -27,7 +27,6 @@
 //! [`Pool::set_report_max_age`]: crate::Pool::set_report_max_age
 //! [`Pool::expire_reports`]: crate::Pool::expire_reports
 
-mod api;
 mod board;
 mod reported;
 mod state;
@@ -36,4 +35,5 @@ mod summary;
 pub use board::MAX_REPORTED_LOAD;
 pub use reported::DEFAULT_REPORT_MAX_AGE;
 pub(crate) use reported::{Reported, now_and_then};
+pub(crate) use state::Applied;
 pub use summary::Summary;

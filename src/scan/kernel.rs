@@ -54,16 +54,22 @@ impl Kernel {
         self.run(MinTiesOp { counters, excluded })
     }
 
+    /// The least of `counters` (`u32::MAX` for none): one pass, no tie count.
+    #[inline(always)]
+    pub(crate) fn least_of(self, counters: &[AtomicU32]) -> u32 {
+        self.run(LeastOfOp(counters))
+    }
+
     /// Where the counters equal to `target` lie, if at most
     /// [`FewAt::MAX`] do: one pass, which stops when more are found.
     #[inline]
-    pub(super) fn few_at(self, counters: &[AtomicU32], target: u32) -> FewAt {
+    pub(crate) fn few_at(self, counters: &[AtomicU32], target: u32) -> FewAt {
         self.run(FewAtOp { counters, target })
     }
 
     /// How many lanes have the effective value `target`: one pass, no minimum.
     #[inline]
-    pub(super) fn count(self, counters: &[AtomicU32], excluded: Option<&[u32]>, target: u32) -> u32 {
+    pub(crate) fn count(self, counters: &[AtomicU32], excluded: Option<&[u32]>, target: u32) -> u32 {
         self.run(CountOp {
             counters,
             excluded,
@@ -76,7 +82,7 @@ impl Kernel {
     /// block holding the drawn lane, in one call to the backend (see
     /// [`Drawn`]).
     #[inline]
-    pub(super) fn draw_in_blocks(
+    pub(crate) fn draw_in_blocks(
         self,
         cut: Cut<'_>,
         blocks: &[u32],
@@ -93,7 +99,7 @@ impl Kernel {
 
     /// See [`super::nth_tie`]; `None` scans every lane.
     #[inline]
-    pub(super) fn nth_tie(
+    pub(crate) fn nth_tie(
         self,
         counters: &[AtomicU32],
         excluded: Option<&[u32]>,
@@ -212,13 +218,13 @@ impl<D: FnMut(u32) -> u32> Op for LeastCreditedOp<'_, D> {
     }
 }
 
-/// The scans of the weighted summarised pick (`scan::scored`): over one block's
+/// The scans of the weighted summarised pick (`bounds::least_scored`): over one block's
 /// lanes, their scores under a [`Weighting`].
 impl Kernel {
     /// The least score of every lane of `counters` (no exclusion: the bound of
     /// a block is over its raw counters).
     #[inline]
-    pub(super) fn min_scored(self, counters: &[AtomicU32], w: Weighting<'_>) -> u32 {
+    pub(crate) fn min_scored(self, counters: &[AtomicU32], w: Weighting<'_>) -> u32 {
         self.run(ScoredOp {
             counters,
             excluded: None,
@@ -229,7 +235,7 @@ impl Kernel {
 
     /// How many lanes score `target`.
     #[inline]
-    pub(super) fn count_scored(
+    pub(crate) fn count_scored(
         self,
         counters: &[AtomicU32],
         excluded: Option<&[u32]>,
@@ -246,7 +252,7 @@ impl Kernel {
 
     /// The `k`-th lane scoring `target`, or `Err` with how many do.
     #[inline]
-    pub(super) fn nth_scored(
+    pub(crate) fn nth_scored(
         self,
         counters: &[AtomicU32],
         excluded: Option<&[u32]>,
@@ -356,6 +362,23 @@ impl Op for MinTiesOp<'_> {
     #[inline(always)]
     fn vector<V: Vector>(self, v: V) -> MinTies {
         simd::min_ties(v, self.counters, self.excluded)
+    }
+}
+
+/// [`Kernel::least_of`] as a kernel operation.
+struct LeastOfOp<'a>(&'a [AtomicU32]);
+
+impl Op for LeastOfOp<'_> {
+    type Out = u32;
+
+    #[inline(always)]
+    fn scalar(self) -> u32 {
+        scalar::min_ties(self.0, None).min
+    }
+
+    #[inline(always)]
+    fn vector<V: Vector>(self, v: V) -> u32 {
+        simd::min(&super::vector::Lanes::all(v, self.0))
     }
 }
 

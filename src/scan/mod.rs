@@ -110,14 +110,12 @@ macro_rules! cfg_scalar_only {
 
 mod api;
 mod backend;
-mod blocks;
 mod credit;
 mod dispatch;
 mod draw;
 mod kernel;
 mod outcome;
 mod scalar;
-mod scored;
 #[cfg(all(test, not(loom)))]
 mod tests;
 mod weighting;
@@ -144,8 +142,9 @@ cfg_scalar_only! {
 }
 
 pub use backend::Backend;
-pub(crate) use blocks::least_summarised;
-pub(crate) use scored::{Scored, least_scored};
+// What the per-block bounds' picks (`bounds`) run on the kernel.
+pub(crate) use draw::{Cut, SAMPLES, draw_among, sample};
+pub(crate) use weighting::score;
 
 // The kernel itself: for the crate's picks, its fuzz targets, benchmarks and CI
 // scripts. Not part of the API.

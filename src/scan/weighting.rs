@@ -74,6 +74,6 @@ impl Weighting<'_> {
 /// `limit`, for a request of weight `add` (see [`Weighting`]): the specification
 /// every backend computes, lane for lane.
 #[inline(always)]
-pub(super) fn score(x: u32, scale: u32, limit: u32, add: u32) -> u32 {
+pub(crate) fn score(x: u32, scale: u32, limit: u32, add: u32) -> u32 {
     x.min(limit).wrapping_add(add).wrapping_mul(scale)
 }

@@ -127,6 +127,7 @@ impl<'a> Context<'a> {
             Choice::validated(a, load_a)
         })
     }
+
     /// Power-of-two's pair in a weighted, unmasked pick: two draws in
     /// proportion to capacity, so that a large worker is in enough pairs to
     /// take its share (uniform draws put a worker in at most 2/n of them,
@@ -150,6 +151,7 @@ impl<'a> Context<'a> {
         }
         Some((Slot::new(a), Slot::new(b)))
     }
+
     /// Power-of-two when its winner `chosen` is unhealthy (`other` is the
     /// other draw): the other if healthy; else, while some candidate is
     /// healthy, pairs drawn again (a bounded number of times), then the exact
@@ -177,6 +179,7 @@ impl<'a> Context<'a> {
         let (slot, load) = self.least_by_health()?;
         Some(Choice::validated(slot, load))
     }
+
     /// Weighted power-of-two's comparison while some worker is marked: by
     /// health, then by own load per capacity (the penalty is not divided by
     /// capacity); an unhealthy winner goes on as in
@@ -194,6 +197,7 @@ impl<'a> Context<'a> {
         let (chosen, other) = if choice.slot == a.0 { (a, b) } else { (b, a) };
         self.two_choices_unhealthy(chosen, other)
     }
+
     /// Another power-of-two pair, drawn as the first: by capacity when
     /// weighted and unmasked, else uniformly (two distinct candidates).
     fn redraw_pair(&mut self) -> Option<(Slot<'a>, Slot<'a>)> {
@@ -208,6 +212,7 @@ impl<'a> Context<'a> {
         let b = if b >= n { b - n } else { b };
         Some((self.candidate(a as usize)?, self.candidate(b as usize)?))
     }
+
     /// The better of two candidates and their loads by [`weigh`](Self::weigh),
     /// the first on a tie.
     fn better_of(&self, a: (Slot<'a>, u32), b: (Slot<'a>, u32)) -> Choice<'a> {

@@ -58,6 +58,7 @@ impl<'a> Context<'a> {
         }
         self.detached(Walk::Health, |cx| cx.healthy_draw(slot.index()).map(Slot::index))
     }
+
     /// Random's path when `first` is unhealthy: more draws, then the next
     /// healthy candidate after `first`'s draw in set order; `first` when
     /// none is healthy.
@@ -74,6 +75,7 @@ impl<'a> Context<'a> {
         let from = self.rng.below(n) as usize;
         self.next_healthy(from).or(Some(Slot::new(first)))
     }
+
     /// Weighted random: the alias table over the whole set, while its draws
     /// land on acceptable candidates; else one draw by capacity over the
     /// acceptable candidates (two passes).
@@ -88,6 +90,7 @@ impl<'a> Context<'a> {
         }
         self.detached(Walk::Full, |cx| cx.weighted_random_again(w).map(Slot::index))
     }
+
     /// Weighted random's path when the first draw is not acceptable: more
     /// draws, then the linear draw.
     #[cold]

@@ -104,6 +104,7 @@ impl<'a> Context<'a> {
         self.detached(Walk::Health, |cx| cx.next_healthy(first).map(Slot::index))
             .or(Some(slot))
     }
+
     /// Weighted round-robin: the schedule's candidate for `ticket`; if it is
     /// not acceptable, the schedule's next ones, a bounded number of them;
     /// then one weighted draw.
@@ -128,6 +129,7 @@ impl<'a> Context<'a> {
             cx.weighted_round_robin_skip(w, ticket).map(Slot::index)
         })
     }
+
     #[cold]
     fn weighted_round_robin_skip(&mut self, w: &'a Weights, ticket: usize) -> Option<Slot<'a>> {
         let members = &self.set.members;

@@ -1,7 +1,7 @@
 //! The in-flight counters: one packed `u32` per slot, the array the
 //! least-loaded scan reads, and the arithmetic every booking uses on them.
 
-use super::summary::Summary;
+use crate::bounds::loads::LoadBounds;
 use crate::error::Error;
 use crate::latency::Latency;
 use crate::sync::AtomicArray;
@@ -11,7 +11,7 @@ use crate::sync::atomic::{AtomicU32, Ordering};
 pub(crate) struct Counters {
     cells: AtomicArray,
     /// Per-block lower bounds, for arrays long enough to use them.
-    summary: Option<Summary>,
+    bounds: Option<LoadBounds>,
     /// The latency table, for pools that opted in (`Pool::with_latency`):
     /// kept here, where a pick's context already points, so that a plain
     /// pick loads nothing more.
@@ -23,15 +23,15 @@ impl Counters {
     pub(crate) fn new(len: usize) -> Self {
         Self {
             cells: AtomicArray::new(len),
-            summary: Summary::for_lanes(len),
+            bounds: LoadBounds::for_lanes(len),
             latency: None,
         }
     }
 
     /// Drops the per-block lower bounds (before the pool is shared): picks
     /// then scan flat, and releases touch only their counter.
-    pub(crate) fn drop_summary(&mut self) {
-        self.summary = None;
+    pub(crate) fn drop_bounds(&mut self) {
+        self.bounds = None;
     }
 
     /// Keeps `table` as the pool's latency table (before the pool is shared).
@@ -47,8 +47,14 @@ impl Counters {
 
     /// The per-block lower bounds, if this array keeps them.
     #[inline(always)]
-    pub(crate) fn summary(&self) -> Option<&Summary> {
-        self.summary.as_ref()
+    pub(crate) fn bounds(&self) -> Option<&LoadBounds> {
+        self.bounds.as_ref()
+    }
+
+    /// Every counter of the array.
+    #[inline(always)]
+    pub(crate) fn all(&self) -> &[AtomicU32] {
+        self.cells.prefix(usize::MAX)
     }
 
     /// The counters of slots `0..end` (or fewer, if `end` exceeds the array).

@@ -15,9 +15,6 @@
 pub(crate) mod counters;
 pub(crate) mod keys;
 mod phased;
-mod raise;
-pub(crate) mod scores;
-pub(crate) mod summary;
 
 use crate::error::Error;
 use crate::snapshot::padded;
@@ -69,16 +66,16 @@ impl<W> Slots<W> {
     }
 
     /// `slot` was freed (nothing can reach it until it is reused): with a
-    /// summary, its counter is parked at `u32::MAX`, so that a free slot never
+    /// bounds, its counter is parked at `u32::MAX`, so that a free slot never
     /// holds its block's lower bound at 0. Writers only.
     pub(crate) fn freed(&self, slot: u32) {
-        if self.counters.summary().is_some() {
+        if self.counters.bounds().is_some() {
             self.counters.get(slot).store(u32::MAX, Ordering::Relaxed);
         }
     }
 
     /// Slots `old..new` were just allocated (the capacity grew): their
-    /// counters start at 0 like a reused slot's, and with a summary the not
+    /// counters start at 0 like a reused slot's, and with a bounds the not
     /// yet allocated lanes of the last block they reach are parked at
     /// `u32::MAX`, so that the block's bound is the least of its allocated
     /// counters. Writers only, before a snapshot names the new slots.
@@ -86,8 +83,8 @@ impl<W> Slots<W> {
         for slot in old..new {
             self.reused(slot as u32);
         }
-        if let Some(summary) = self.counters.summary() {
-            let end = new.div_ceil(summary.block_lanes()) * summary.block_lanes();
+        if let Some(bounds) = self.counters.bounds() {
+            let end = new.div_ceil(bounds.block_lanes()) * bounds.block_lanes();
             for lane in self.counters.slice(end).iter().skip(new) {
                 lane.store(u32::MAX, Ordering::Relaxed);
             }
@@ -96,13 +93,13 @@ impl<W> Slots<W> {
 
     /// Free `slot` is about to be handed to a new worker: its counter is
     /// back at 0 (parked at `u32::MAX` while free, in a pool that kept a
-    /// summary then), and its block's lower bound with it, before any
+    /// bounds then), and its block's lower bound with it, before any
     /// snapshot names it. Writers only.
     pub(crate) fn reused(&self, slot: u32) {
-        // SeqCst, as a release's decrement (see `Summary::lowered`).
+        // SeqCst, as a release's decrement (see `LoadBounds::lowered`).
         self.counters.get(slot).store(0, Ordering::SeqCst);
-        if let Some(summary) = self.counters.summary() {
-            summary.lowered(slot, 0);
+        if let Some(bounds) = self.counters.bounds() {
+            bounds.lowered(slot, 0);
         }
         if let Some(latency) = self.counters.latency() {
             latency.forget(slot);
@@ -174,14 +171,14 @@ impl<W> Slots<W> {
             self.unpin(booked.slot);
         } else {
             // SeqCst (which includes Release) for the block bounds, see
-            // `Summary::lowered`; on x86-64 the same instruction as Release.
+            // `LoadBounds::lowered`; on x86-64 the same instruction as Release.
             let before = self
                 .counters
                 .get(booked.slot)
                 .fetch_sub(booked.weight, Ordering::SeqCst);
             debug_assert!(before >= booked.weight, "workerpick: in-flight count underflow");
-            if let Some(summary) = self.counters.summary() {
-                summary.lowered(booked.slot, before.wrapping_sub(booked.weight));
+            if let Some(bounds) = self.counters.bounds() {
+                bounds.lowered(booked.slot, before.wrapping_sub(booked.weight));
             }
         }
     }

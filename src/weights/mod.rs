@@ -35,7 +35,7 @@ pub(crate) struct Weights {
     /// common multiple is small enough for them (else the exact scalar path).
     pub(crate) scale: Option<Scale>,
     /// The version under which the writer installed `scale` as the bounds on
-    /// scores' factors (`storage::scores`); 0 when it did not (no factors,
+    /// scores' factors (`bounds::scores`); 0 when it did not (no factors,
     /// or a pool without a summary).
     pub(crate) version: u32,
 }

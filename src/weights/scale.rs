@@ -32,7 +32,7 @@ pub(crate) struct Scale {
     /// The candidates' lanes by factor, ascending (in set order within a
     /// factor): a lane of factor `f` scores at least `f`, so the lanes that
     /// can score some `lo` are among those of factors up to `lo`, a prefix
-    /// (see `scan::scored`).
+    /// (see `bounds::least_scored`).
     pub(crate) by_factor: Box<[u32]>,
     /// Per distinct factor, ascending: the factor and where its lanes end in
     /// `by_factor`.

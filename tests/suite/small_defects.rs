@@ -92,7 +92,7 @@ fn public_types_have_runnable_examples() {
         ("Intent", include_str!("../../src/context/intent.rs")),
         ("Error", include_str!("../../src/error.rs")),
         ("DeviceKind", include_str!("../../src/device.rs")),
-        ("PoolStats", include_str!("../../src/pool.rs")),
+        ("PoolStats", include_str!("../../src/pool/stats.rs")),
     ];
     for (name, src) in sources {
         let doc = doc_of(src, name);

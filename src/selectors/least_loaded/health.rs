@@ -19,6 +19,7 @@ impl<'a> Context<'a> {
         }
         self.least_by_health()
     }
+
     /// The exact least candidate by [`weigh`](Self::weigh), ties uniform (one
     /// draw, none when unique); the load returned is the counter read.
     pub(crate) fn least_by_health(&mut self) -> Option<(Slot<'a>, u32)> {

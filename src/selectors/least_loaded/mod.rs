@@ -10,12 +10,13 @@ mod weighted;
 
 pub(crate) use minimum::{Minimum, least_by};
 
+use crate::bounds;
 use crate::candidates::Candidates;
 use crate::context::{Context, Slot};
 use crate::scan::{self, Least};
 use crate::selector::{Choice, Selector};
 use crate::selectors::{Builtin, Configure};
-use crate::storage::summary::SUMMARISED_LANES;
+use crate::bounds::loads::SUMMARISED_LANES;
 
 /// The minimum in-flight load over all candidates, ties broken uniformly at
 /// random. The scan is a SIMD min-reduction over the packed counters.
@@ -89,15 +90,15 @@ fn scanned<'a>(cx: &mut Context<'a>) -> Option<(Slot<'a>, u32)> {
     if let Candidates::Fresh { slots, lanes } = cx.candidates {
         let counters = cx.counters.slice(lanes.map_or(slots.len(), <[u32]>::len));
         // Large pools read per-block lower bounds instead of every counter
-        // (unmasked picks only: see `scan::blocks`); the flat scan below
+        // (unmasked picks only: see `bounds::least`); the flat scan below
         // answers when that cannot.
-        if let Some(summary) = cx.counters.summary()
+        if let Some(bounds) = cx.counters.bounds()
             && !cx.masked
             && counters.len() >= SUMMARISED_LANES
-            && let Some((index, min)) = scan::least_summarised(
+            && let Some((index, min)) = bounds::least::least_summarised(
                 cx.backend,
-                summary.for_pick(),
-                cx.counters,
+                bounds.for_pick(),
+                cx.counters.all(),
                 counters,
                 lanes,
                 cx.rng,

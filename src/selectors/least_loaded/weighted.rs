@@ -6,9 +6,10 @@ use crate::candidates::Candidates;
 use crate::context::{Context, Slot};
 use crate::load::ratio::Ratio;
 use crate::rng::Rng;
-use crate::scan::{self, Kernel, Least, Scored, Weighting};
+use crate::bounds::least_scored::{Scored, least_scored as bounded};
+use crate::scan::{self, Kernel, Least, Weighting};
 use crate::storage::counters::Counters;
-use crate::storage::summary::{SUMMARISED_LANES, Summary};
+use crate::bounds::loads::{SUMMARISED_LANES, LoadBounds};
 use crate::sync::atomic::Ordering::Relaxed;
 use crate::weights::Weights;
 use crate::weights::scale::Scale;
@@ -31,7 +32,7 @@ impl<'a> Context<'a> {
                 add,
             };
             // Large unmasked pools read per-block bounds on the scores
-            // instead (for requests of weight 1: see `scan::scored`).
+            // instead (for requests of weight 1: see `bounds::least_scored`).
             if !self.masked
                 && w.version != 0
                 && add == 1
@@ -67,6 +68,7 @@ impl<'a> Context<'a> {
         }
         self.least_weighted_by(w, |_, _| true)
     }
+
     /// The exact weighted least-loaded candidate and its load, among those
     /// `keep` admits: the least `(load + r) / capacity`, ties uniform.
     pub(super) fn least_weighted_by(
@@ -106,7 +108,7 @@ impl<'a> Context<'a> {
 
 
 /// The weighted least-loaded pick through the per-block bounds on scores
-/// (`scan::scored`) over the first `n` lanes, or `None` when the caller scans
+/// (`bounds::least_scored`) over the first `n` lanes, or `None` when the caller scans
 /// flat. Out of line, with the setting up of the pick: only a weighted pool
 /// of [`SUMMARISED_LANES`] lanes or more gets here, and inline this would
 /// make every pick's caller larger (measured with the callgrind gate).
@@ -123,9 +125,9 @@ fn least_scored(
     lanes: Option<&[u32]>,
 ) -> Option<(u32, u32)> {
     let scores = counters
-        .summary()
-        .map(Summary::for_pick)
-        .and_then(Summary::scores)?;
+        .bounds()
+        .map(LoadBounds::for_pick)
+        .and_then(LoadBounds::scores)?;
     let scored = Scored {
         weighting: Weighting {
             scale: &scale.scale,
@@ -137,7 +139,7 @@ fn least_scored(
         by_factor: &scale.by_factor,
         classes: &scale.classes,
     };
-    scan::least_scored(kernel, scores, counters, n, lanes, scored, rng)
+    bounded(kernel, scores, counters.all(), n, lanes, scored, rng)
 }
 
 /// The running least ratio over candidates in order, its tie count and the

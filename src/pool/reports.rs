@@ -1,13 +1,13 @@
-//! The reporting API on [`Pool`]: workers' own reports, replicas' summaries, ageing.
+//! Reports and replica sync: workers' own reports, replicas' summaries, ageing.
 
-use super::state::Applied;
-use super::summary::Summary;
-use crate::pool::Pool;
+use super::Pool;
+use crate::reports::{Applied, Summary};
 use crate::sync::atomic::Ordering::Relaxed;
 use crate::sync::lock;
 use std::hash::Hash;
 use std::time::{Duration, Instant};
 
+/// # Reports and replica sync
 impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// Sets `worker`'s own reported load: what it says it is running or queueing
     /// (requests, KV-cache blocks, whatever the router's loads count), replacing its

@@ -1,18 +1,18 @@
 //! Per-block lower bounds on the in-flight counters, for the summarised
-//! least-loaded pick (`scan::blocks`).
+//! least-loaded pick (`bounds::least`).
 //!
 //! The counters are cut into blocks of `1 << shift` lanes; cell `b` holds a
 //! value that is never above the least counter of block `b` (the invariant,
 //! with its proof, is in [`docs::design`](crate::docs::design)). Releases lower
-//! a cell ([`Summary::lowered`]); bookings never touch it; a pick that finds a
+//! a cell ([`LoadBounds::lowered`]); bookings never touch it; a pick that finds a
 //! block's least counter above its cell raises the cell by compare-and-swap
-//! from the value it read ([`Summary::raise`]). Above the cells one more
+//! from the value it read ([`LoadBounds::raise`]). Above the cells one more
 //! value, the floor, is never above the least counter of the blocks it
 //! covers (nor, once settled, above their least cell): kept by the same rules (every
 //! lowering of a cell is followed by one of the floor; picks raise it by
-//! compare-and-swap, [`Summary::raise_floor`]), it lets an idle or balanced
+//! compare-and-swap, [`LoadBounds::raise_floor`]), it lets an idle or balanced
 //! pool's pick try a lane without reading the cells. Only pools with room for
-//! [`SUMMARISED_SLOTS`] slots or more keep a summary; the others pay nothing
+//! [`SUMMARISED_SLOTS`] slots or more keep a bounds; the others pay nothing
 //! on release but a branch on the pool's constant.
 
 use super::raise::{second_look, swap, swap_wide};
@@ -22,13 +22,13 @@ use crate::sync::atomic::fence;
 use crate::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use crate::sync::{AtomicArray, CachePadded};
 
-/// The scan length from which a pick uses the summary (below it, the flat scan
+/// The scan length from which a pick uses the bounds (below it, the flat scan
 /// is faster; see `docs::design` for the measurements). Under loom, the
 /// 8-slot model pools.
 pub(crate) const SUMMARISED_LANES: usize = if cfg!(loom) { 8 } else { 1024 };
 
 /// The smallest counter array (a pool's slot limit, padded) that keeps a
-/// summary: one that can ever hold a pick of [`SUMMARISED_LANES`] lanes. So
+/// bounds: one that can ever hold a pick of [`SUMMARISED_LANES`] lanes. So
 /// every pool built with the default limit keeps one, and only pools built
 /// `with_max_workers` below 1 024 pay nothing on release.
 pub(crate) const SUMMARISED_SLOTS: usize = SUMMARISED_LANES;
@@ -39,7 +39,7 @@ const MIN_SHIFT: u32 = if cfg!(loom) { 1 } else { 6 };
 const MAX_SHIFT: u32 = if cfg!(loom) { 1 } else { 10 };
 
 /// The per-block lower bounds of one counter array.
-pub(crate) struct Summary {
+pub(crate) struct LoadBounds {
     shift: u32,
     cells: AtomicArray,
     /// A [`Floor`]: never above the least counter of the blocks it covers.
@@ -48,12 +48,12 @@ pub(crate) struct Summary {
     /// do not evict `shift` and `cells`.
     floor: CachePadded<AtomicU64>,
     /// The bounds on weighted scores ([`Scores`]), made by the first writer
-    /// that installs factors, freed with the summary; null before.
+    /// that installs factors, freed with the bounds; null before.
     scores: AtomicPtr<Scores>,
-    /// How many counters the summary covers.
+    /// How many counters the bounds covers.
     lanes: usize,
     /// Non-zero once a pick may raise the bounds: set by the first pick that
-    /// reads them ([`for_pick`](Summary::for_pick)), never cleared. Until
+    /// reads them ([`for_pick`](LoadBounds::for_pick)), never cleared. Until
     /// then every bound is 0 and a release has nothing to lower. Beside
     /// `shift` and `cells`, which a release reads next, not on the floor's
     /// line.
@@ -123,8 +123,8 @@ impl Floor {
     }
 }
 
-impl Summary {
-    /// A summary for `lanes` counters, or `None` below [`SUMMARISED_SLOTS`].
+impl LoadBounds {
+    /// A bounds for `lanes` counters, or `None` below [`SUMMARISED_SLOTS`].
     /// Every cell starts at 0, a lower bound of anything.
     pub(crate) fn for_lanes(lanes: usize) -> Option<Self> {
         if lanes < SUMMARISED_SLOTS {
@@ -142,7 +142,7 @@ impl Summary {
         })
     }
 
-    /// The summary, for a pick that reads (and may raise) its bounds, or
+    /// The bounds, for a pick that reads (and may raise) its bounds, or
     /// those on weighted scores: arms it first, once.
     #[inline(always)]
     pub(crate) fn for_pick(&self) -> &Self {
@@ -194,7 +194,7 @@ impl Summary {
     /// it pairs with the fences in [`raise`](Self::raise) and
     /// [`raise_floor`](Self::raise_floor): either a load sees the raise, or
     /// the raiser's second look sees the decrement (or the lowered cell).
-    /// On a summary not yet armed, no bound was ever raised: nothing to do.
+    /// On a bounds not yet armed, no bound was ever raised: nothing to do.
     #[inline(always)]
     pub(crate) fn lowered(&self, slot: u32, now: u32) {
         // Loom models `SeqCst` loads as acquire loads, which would allow what
@@ -245,7 +245,7 @@ impl Summary {
     #[inline(always)]
     pub(crate) fn scores(&self) -> Option<&Scores> {
         // SAFETY: a non-null pointer came from `Box::into_raw` in
-        // `install_scores`, and is freed only when the summary drops.
+        // `install_scores`, and is freed only when the bounds drops.
         unsafe { self.scores.load(Ordering::Acquire).as_ref() }
     }
 
@@ -300,7 +300,7 @@ impl Summary {
     /// The floor then covers blocks `0..blocks` (those whose cells the caller
     /// read); `least` must read the same.
     pub(crate) fn raise_floor(&self, seen: Floor, to: u32, blocks: usize, least: impl FnOnce() -> u32) {
-        debug_assert!(self.is_armed(), "a raise of an unarmed summary's floor");
+        debug_assert!(self.is_armed(), "a raise of an unarmed bounds's floor");
         let covered = Floor::new(to, u32::try_from(blocks).unwrap_or(ALL_BLOCKS));
         let to_floor = Floor(covered.0 | (seen.0 & WEIGHTED));
         let swapped = swap_wide(&self.floor, seen.0, to_floor.0);
@@ -319,7 +319,7 @@ impl Summary {
     /// whose decrement the first look missed and whose load of the cell came
     /// before the swap (it then saw no reason to lower it).
     pub(crate) fn raise(&self, block: usize, seen: u32, to: u32, least: impl FnOnce() -> u32) -> bool {
-        debug_assert!(self.is_armed(), "a raise of an unarmed summary's bound");
+        debug_assert!(self.is_armed(), "a raise of an unarmed bounds's bound");
         let Some(cell) = self.cells.get(block) else {
             return false;
         };
@@ -330,12 +330,12 @@ impl Summary {
     }
 }
 
-impl Drop for Summary {
+impl Drop for LoadBounds {
     fn drop(&mut self) {
         let scores = self.scores.load(Ordering::Acquire);
         if !scores.is_null() {
             // SAFETY: made by `Box::into_raw` in `install_scores`; nothing
-            // borrows the summary any more.
+            // borrows the bounds any more.
             drop(unsafe { Box::from_raw(scores) });
         }
     }

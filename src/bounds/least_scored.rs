@@ -1,16 +1,16 @@
 //! The weighted summarised least-loaded pick: the weighted scan's answer for a
 //! request of weight 1, reading per-block lower bounds on the lanes' scores
-//! (`storage::scores`) and only the blocks at the least of them, instead of
+//! (`bounds::scores`) and only the blocks at the least of them, instead of
 //! every lane's score.
 //!
-//! The argument is that of `scan::blocks`, over scores: every lane's score is
+//! The argument is that of `bounds::least`, over scores: every lane's score is
 //! at least its block's bound, so at least the least bound `lo`; a lane
 //! scoring `lo` is therefore at the global minimum, and every lane at the
 //! global minimum lies in a block whose bound is `lo`. Bounds tagged with
 //! another version of the factors than the pick's count as 0 (nothing known).
 //!
 //! The pick first tries one lane at the floor of the bounds (at most every
-//! bound; `storage::scores`), before it reads any bound: in an idle or
+//! bound; `bounds::scores`), before it reads any bound: in an idle or
 //! balanced pool that is the pick. Otherwise it reads the bounds (raising the
 //! floor if it was below them), then tries lanes drawn uniformly for one
 //! scoring `lo` (each accepted try is uniform among the ties; an idle or
@@ -27,13 +27,11 @@
 //! `lo` than it counts, or a block owes its bound to a lane the pick may not
 //! return (a draining worker).
 
-use super::draw::{Tied, draw_among};
-use super::kernel::Kernel;
-use super::weighting::{Weighting, score};
+use super::loads::SUMMARISED_LANES;
+use super::scores::{self, Scores, Tagged};
+use super::tied::Tied;
 use crate::rng::Rng;
-use crate::storage::counters::Counters;
-use crate::storage::scores::{self, Scores, Tagged};
-use crate::storage::summary::SUMMARISED_LANES;
+use crate::scan::{Kernel, Weighting, draw_among, score};
 use crate::sync::atomic::Ordering::{Acquire, Relaxed};
 use crate::sync::atomic::{AtomicU32, AtomicU64};
 
@@ -99,7 +97,7 @@ impl Scored<'_> {
 pub(crate) fn least_scored(
     kernel: Kernel,
     scores: &Scores,
-    all: &Counters,
+    all: &[AtomicU32],
     n: usize,
     excluded: Option<&[u32]>,
     scored: Scored<'_>,
@@ -117,7 +115,7 @@ pub(crate) fn least_scored(
     let blocks = n.div_ceil(width);
     // Every lane with a factor in a block the pick reads: the bounds are over
     // these (a block may reach past `n`).
-    let all = all.slice((blocks * width).min(factors));
+    let all = &all[..(blocks * width).min(factors).min(all.len())];
     let excluded = excluded.map(|e| &e[..n]);
     // One try first, at the floor (at most every bound): in an idle or
     // balanced pool it is the pick, without a look at the bounds.

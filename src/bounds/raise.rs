@@ -1,4 +1,4 @@
-//! The compare-and-swap by which a pick raises a bound (`summary`'s bounds
+//! The compare-and-swap by which a pick raises a bound (`bounds`'s bounds
 //! and floor, `scores`' bounds and floor), the second look that follows it,
 //! and, under `--cfg workerpick_plain_raise`,
 //! the same as a plain store: WRONG, kept only to show that the loom models

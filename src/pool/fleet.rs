@@ -1,14 +1,14 @@
-//! The pool's methods for heterogeneous fleets.
+//! Fleet controls: capacities, draining, health and slow start.
 
-use super::slow_start::{Ramp, SlowStart};
-use crate::device::WorkerInfo;
+use super::Pool;
 use crate::error::Error;
-use crate::pool::Pool;
+use crate::fleet::slow_start::{Ramp, SlowStart};
 use crate::sync::atomic::Ordering;
 use crate::sync::lock;
 use core::hash::Hash;
 use std::time::Instant;
 
+/// # Fleet controls
 impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// Sets `worker`'s capacity weight (see [`WorkerInfo::capacity`]): a new
     /// snapshot, not a membership change (its load, reports and eligibility
@@ -161,10 +161,5 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
                 Ok(())
             });
         }
-    }
-
-    /// Checks `info` before it joins the set.
-    pub(crate) fn checked(info: WorkerInfo) -> Result<WorkerInfo, Error> {
-        info.check().map(|()| info)
     }
 }

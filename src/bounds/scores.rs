@@ -1,6 +1,6 @@
 //! Per-block lower bounds on the weighted least-loaded scores, for the
-//! weighted summarised pick (`scan::scored`): the counters' bounds
-//! (`storage::summary`) say nothing of `(load + 1) · L / c`, whose order is
+//! weighted summarised pick (`bounds::least_scored`): the counters' bounds
+//! (`bounds::loads`) say nothing of `(load + 1) · L / c`, whose order is
 //! not the counters' order.
 //!
 //! A score depends on the capacities, which change while requests fly (a
@@ -68,7 +68,7 @@ impl Tagged {
     }
 }
 
-/// The bounds of one counter array, over the blocks of its `Summary`.
+/// The bounds of one counter array, over the blocks of its `LoadBounds`.
 pub(crate) struct Scores {
     shift: u32,
     /// Per slot: its factor, tagged.
@@ -133,7 +133,7 @@ impl Scores {
         Tagged(self.floor.load(Ordering::Relaxed))
     }
 
-    /// `slot`'s counter was just lowered to `now` (see `Summary::lowered`,
+    /// `slot`'s counter was just lowered to `now` (see `LoadBounds::lowered`,
     /// which calls this after the counters' own bounds and the floor): lowers
     /// its block's bound, then the floor, to the slot's score under the
     /// factor it reads, or to 0 where they are of another version than that
@@ -159,7 +159,7 @@ impl Scores {
     /// bounds) to `to` under `version` (the least bound over every block of
     /// the version's lanes, as the caller read them), then looks at the
     /// bounds again with `least` and lowers the floor to what it finds if
-    /// that is below `to`: the protocol of `Summary::raise_floor`.
+    /// that is below `to`: the protocol of `LoadBounds::raise_floor`.
     pub(crate) fn raise_floor(&self, seen: Tagged, version: u32, to: u32, least: impl FnOnce() -> u32) {
         let swapped = swap_wide(&self.floor, seen.0, Tagged::new(version, to).0);
         second_look(swapped, to, least, |now| lower(&self.floor, version, now));
@@ -169,7 +169,7 @@ impl Scores {
     /// `to` under `version` (the block's least score, as the caller read the
     /// counters, above what `seen` bounds), then looks at the block again with
     /// `least` and lowers the bound to what it finds if that is below `to`:
-    /// the protocol of `Summary::raise`. Whether it was raised: not when the
+    /// the protocol of `LoadBounds::raise`. Whether it was raised: not when the
     /// bound moved since `seen` was read.
     pub(crate) fn raise(
         &self,
@@ -199,7 +199,7 @@ impl Scores {
 #[inline(always)]
 fn lower(cell: &AtomicU64, version: u32, to: u32) {
     // Loom models the `SeqCst` load that starts the loop as an acquire load;
-    // a fence is what it models of the C++20 rules (see `Summary::lowered`).
+    // a fence is what it models of the C++20 rules (see `LoadBounds::lowered`).
     #[cfg(loom)]
     fence(Ordering::SeqCst);
     let lowered = |raw| {

@@ -1,5 +1,5 @@
 //! The summarised least-loaded pick: the flat scan's answer, reading the
-//! per-block lower bounds (`storage::summary`) and only the blocks at the
+//! per-block lower bounds (`bounds::loads`) and only the blocks at the
 //! least of them, instead of every counter.
 //!
 //! The pick's lanes `0..n` are cut into blocks; the last may reach past `n`
@@ -23,16 +23,10 @@
 //! raised, a block at `lo` owes its bound to a lane the pick may not return (a
 //! draining worker, or one outside the candidates): the caller scans flat.
 
-use super::dispatch;
-use super::draw::{Cut, SAMPLES, Tied, draw_among, sample};
-use super::kernel::Kernel;
-use super::outcome::Least;
-use super::scalar;
-use super::simd;
-use super::vector::{Op, Vector};
+use super::loads::{Floor, LoadBounds, SUMMARISED_LANES};
+use super::tied::Tied;
 use crate::rng::Rng;
-use crate::storage::counters::Counters;
-use crate::storage::summary::{Floor, SUMMARISED_LANES, Summary};
+use crate::scan::{Cut, Kernel, Least, SAMPLES, draw_among, sample};
 use crate::sync::atomic::Ordering::{Acquire, Relaxed};
 use crate::sync::atomic::{AtomicU32, fence};
 
@@ -40,19 +34,19 @@ use crate::sync::atomic::{AtomicU32, fence};
 const PASSES: usize = 3;
 
 /// The least-loaded pick over `counters` (each ORed with `excluded`'s entry,
-/// when given) through `summary`, the bounds of `all` (of which `counters` is
+/// when given) through `bounds`, the bounds of `all` (of which `counters` is
 /// the start): a lane at the minimum and the minimum, ties drawn uniformly
 /// with `rng`. `None` when the caller should scan flat: fewer than
 /// [`SUMMARISED_LANES`] lanes, or no settled answer (lanes kept moving, or no
 /// tie found without raising a bound).
 ///
-/// Out of line, with the retries: a pool without a summary, or a small one,
+/// Out of line, with the retries: a pool without a bounds, or a small one,
 /// pays only its caller's test.
 #[inline(never)]
 pub(crate) fn least_summarised(
     kernel: Kernel,
-    summary: &Summary,
-    all: &Counters,
+    bounds: &LoadBounds,
+    all: &[AtomicU32],
     counters: &[AtomicU32],
     excluded: Option<&[u32]>,
     rng: &mut Rng,
@@ -62,7 +56,7 @@ pub(crate) fn least_summarised(
         return None;
     }
     for _ in 0..4 {
-        match pick(kernel, summary, all, n, excluded, |m| rng.below(m))? {
+        match pick(kernel, bounds, all, n, excluded, |m| rng.below(m))? {
             Least::Found { index, min } => return Some((index as u32, min)),
             Least::Moved => {}
             _ => return None,
@@ -76,25 +70,25 @@ pub(crate) fn least_summarised(
 #[inline(always)]
 fn pick(
     kernel: Kernel,
-    summary: &Summary,
-    counters: &Counters,
+    bounds: &LoadBounds,
+    counters: &[AtomicU32],
     n: usize,
     excluded: Option<&[u32]>,
     mut draw: impl FnMut(u32) -> u32,
 ) -> Option<Least> {
-    let width = summary.block_lanes();
+    let width = bounds.block_lanes();
     let blocks = n.div_ceil(width);
     let l = View {
         kernel,
-        all: counters.slice(blocks * width),
+        all: &counters[..(blocks * width).min(counters.len())],
         n,
         excluded: excluded.map(|e| &e[..n]),
         width,
     };
-    let cells = summary.cells(blocks);
+    let cells = bounds.cells(blocks);
     // One try first, at the floor (at most every counter it covers): in an
     // idle or balanced pool it lands on a tie without a look at the bounds.
-    let floor = summary.floor();
+    let floor = bounds.floor();
     if floor.covers(blocks)
         && let Some(index) = l.try_at(floor.value(), &mut draw)
     {
@@ -103,7 +97,7 @@ fn pick(
             min: floor.value(),
         });
     }
-    l.settle(summary, cells, floor, draw)
+    l.settle(bounds, cells, floor, draw)
 }
 
 impl View<'_> {
@@ -126,7 +120,7 @@ impl View<'_> {
     #[inline(never)]
     fn settle(
         &self,
-        summary: &Summary,
+        bounds: &LoadBounds,
         cells: &[AtomicU32],
         floor: Floor,
         mut draw: impl FnMut(u32) -> u32,
@@ -134,13 +128,13 @@ impl View<'_> {
         let (l, kernel, n, blocks) = (self, self.kernel, self.n, cells.len());
         let tried = floor.covers(blocks).then(|| floor.value());
         for pass in 0..PASSES {
-            let lo = least_of(kernel, cells);
+            let lo = kernel.least_of(cells);
             if lo == u32::MAX {
                 return None;
             }
-            let seen = if pass == 0 { floor } else { summary.floor() };
+            let seen = if pass == 0 { floor } else { bounds.floor() };
             if lo > seen.value() || !seen.covers(blocks) {
-                summary.raise_floor(seen, lo, blocks, || least_of(kernel, cells));
+                bounds.raise_floor(seen, lo, blocks, || kernel.least_of(cells));
             }
             // A try at `lo`, unless the one at the floor was that.
             if (pass > 0 || tried != Some(lo))
@@ -172,7 +166,7 @@ impl View<'_> {
                 let mut raised = false;
                 for (j, &b) in blocks.iter().enumerate() {
                     if drawn.empty >> j & 1 == 1 {
-                        raised |= l.raise_stale(summary, b as usize, lo);
+                        raised |= l.raise_stale(bounds, b as usize, lo);
                     }
                 }
                 match drawn.lane {
@@ -182,7 +176,7 @@ impl View<'_> {
                     Err(_) => return Some(Least::Moved),
                 }
             }
-            let Counted { ties, raised, tied } = l.count(summary, AtLo::new(kernel, cells, lo), lo);
+            let Counted { ties, raised, tied } = l.count(bounds, AtLo::new(kernel, cells, lo), lo);
             if ties == 0 {
                 if raised {
                     continue;
@@ -239,12 +233,12 @@ impl View<'_> {
     /// The least counter of block `b`: every lane of it, also past `n`.
     fn block_counter_min(&self, b: usize) -> u32 {
         let (start, end) = (b * self.width, ((b + 1) * self.width).min(self.all.len()));
-        least_of(self.kernel, &self.all[start..end])
+        self.kernel.least_of(&self.all[start..end])
     }
 
     /// The ties at `lo` in `blocks` (those whose bound is `lo`), raising the
     /// bound of each that holds none and whose least counter is higher.
-    fn count(&self, summary: &Summary, blocks: impl Iterator<Item = usize>, lo: u32) -> Counted {
+    fn count(&self, bounds: &LoadBounds, blocks: impl Iterator<Item = usize>, lo: u32) -> Counted {
         let mut counted = Counted::default();
         for b in blocks {
             let ties = self.ties_at(b, lo);
@@ -253,16 +247,16 @@ impl View<'_> {
                 counted.tied.push(b, ties);
                 continue;
             }
-            counted.raised |= self.raise_stale(summary, b, lo);
+            counted.raised |= self.raise_stale(bounds, b, lo);
         }
         counted
     }
 
     /// Raises block `b`'s bound from `lo` if its least counter is higher
     /// (a block at `lo` that holds no tie); whether it was raised.
-    fn raise_stale(&self, summary: &Summary, b: usize, lo: u32) -> bool {
+    fn raise_stale(&self, bounds: &LoadBounds, b: usize, lo: u32) -> bool {
         let least = self.block_counter_min(b);
-        least > lo && summary.raise(b, lo, least, || self.block_counter_min(b))
+        least > lo && bounds.raise(b, lo, least, || self.block_counter_min(b))
     }
 
     /// Tie `k` at `lo`, in index order over `blocks` (those holding the ties
@@ -301,30 +295,6 @@ struct Counted {
     raised: bool,
     /// The blocks holding them.
     tied: Tied<8>,
-}
-
-/// The least of `counters` (`u32::MAX` for none): one pass, no tie count.
-#[inline(always)]
-fn least_of(kernel: Kernel, counters: &[AtomicU32]) -> u32 {
-    // SAFETY: a `Kernel` holds only a backend `dispatch::supports` confirmed.
-    unsafe { dispatch::run(kernel.backend(), LeastOf(counters)) }
-}
-
-/// [`least_of`] as a kernel operation.
-struct LeastOf<'a>(&'a [AtomicU32]);
-
-impl Op for LeastOf<'_> {
-    type Out = u32;
-
-    #[inline(always)]
-    fn scalar(self) -> u32 {
-        scalar::min_ties(self.0, None).min
-    }
-
-    #[inline(always)]
-    fn vector<V: Vector>(self, v: V) -> u32 {
-        simd::min(&super::vector::Lanes::all(v, self.0))
-    }
 }
 
 /// The blocks whose bound is `lo`, in index order, found with the kernel.

@@ -1,8 +1,9 @@
-//! The pool's methods for affinity.
+//! Affinity: whether snapshots build the consistent-hash ring.
 
-use crate::pool::Pool;
+use super::Pool;
 use core::hash::Hash;
 
+/// # Affinity
 impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// Makes this pool build a consistent-hash ring with each snapshot, for
     /// [`Affinity`](crate::Affinity) picks. Off by default: it costs every
