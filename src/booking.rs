@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::pool::Pool;
 use crate::request::Request;
 use crate::rng::Rng;
-use crate::selector::{Choice, Selector};
+use crate::selectors::{Choice, Selector};
 use crate::snapshot::Snapshot;
 use crate::storage::{Booked, Missed};
 

@@ -10,7 +10,7 @@ use crate::pool::Pool;
 use crate::request::Request;
 use crate::reservation::Reservation;
 use crate::rng::Rng;
-use crate::selector::Selector;
+use crate::selectors::Selector;
 use crate::snapshot::Snapshot;
 use crate::sync::Cached;
 use core::hash::Hash;
@@ -27,7 +27,7 @@ macro_rules! thin_picks {
 
         /// Picks a worker without booking load.
         #[inline]
-        pub fn select<S: $crate::selector::Selector + ?Sized>(
+        pub fn select<S: $crate::selectors::Selector + ?Sized>(
             &mut self,
             selector: &S,
         ) -> Result<&W, $crate::error::Error> {
@@ -40,7 +40,7 @@ macro_rules! thin_picks {
 
         /// Picks a worker for `request` without booking load.
         #[inline]
-        pub fn select_with<S: $crate::selector::Selector + ?Sized>(
+        pub fn select_with<S: $crate::selectors::Selector + ?Sized>(
             &mut self,
             selector: &S,
             request: &$crate::request::Request<'_>,
@@ -50,7 +50,7 @@ macro_rules! thin_picks {
 
         /// Says which worker a pick would choose now, changing nothing.
         #[inline]
-        pub fn preview<S: $crate::selector::Selector + ?Sized>(
+        pub fn preview<S: $crate::selectors::Selector + ?Sized>(
             &mut self,
             selector: &S,
         ) -> Result<&W, $crate::error::Error> {
@@ -63,7 +63,7 @@ macro_rules! thin_picks {
 
         /// Picks a worker and books one unit of load on it.
         #[inline]
-        pub fn reserve<S: $crate::selector::Selector + ?Sized>(
+        pub fn reserve<S: $crate::selectors::Selector + ?Sized>(
             &mut self,
             selector: &S,
         ) -> Result<$reservation, $crate::error::Error> {

@@ -64,7 +64,6 @@ mod fleet;
 mod handle;
 #[cfg(feature = "futures")]
 mod hold;
-mod latency;
 mod load;
 mod membership;
 mod mode;
@@ -79,7 +78,6 @@ mod request;
 mod reservation;
 mod rng;
 pub mod scan;
-mod selector;
 mod selectors;
 #[cfg(feature = "tower")]
 pub mod service;
@@ -98,8 +96,9 @@ pub use fleet::slow_start::SlowStart;
 pub use handle::Handle;
 #[cfg(feature = "futures")]
 pub use hold::{ReservedFuture, ReservedStream};
-pub use latency::{LatencyConfig, Timeable, Timed};
+pub use load::credit::CacheHits;
 pub use load::health::UNHEALTHY_LOAD;
+pub use load::latency::{LatencyConfig, Timeable, Timed};
 pub use mode::Mode;
 pub use owned::handle::OwnedHandle;
 pub use owned::reservation::OwnedReservation;
@@ -113,9 +112,8 @@ pub use reports::{DEFAULT_REPORT_MAX_AGE, MAX_REPORTED_LOAD, Summary};
 pub use request::Request;
 pub use reservation::Reservation;
 pub use rng::Rng;
-pub use selector::{Choice, Selector};
-pub use selectors::cache_hits::CacheHits;
 use selectors::reexport;
+pub use selectors::{Choice, Selector};
 pub use selectors::{CreditWeight, Temperature};
 selectors::builtins!(reexport);
 pub use storage::{DEFAULT_MAX_WORKERS, MAX_WORKERS_LIMIT};

@@ -1,6 +1,6 @@
 use crate::booking;
 use crate::error::Error;
-use crate::latency::{Latency, Timeable, Timed, sealed};
+use crate::load::latency::{Latency, Timeable, Timed, sealed};
 use crate::pool::Pool;
 use crate::storage::Booked;
 use core::fmt;

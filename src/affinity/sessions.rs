@@ -8,7 +8,7 @@ use crate::handle::Handle;
 use crate::pool::Pool;
 use crate::request::Request;
 use crate::reservation::Reservation;
-use crate::selector::{Choice, Selector};
+use crate::selectors::{Choice, Selector};
 use core::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};

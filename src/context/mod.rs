@@ -17,7 +17,7 @@ pub use slot::Slot;
 use crate::candidates::{Candidates, still_eligible};
 use crate::device::WorkerInfo;
 use crate::error::Error;
-use crate::latency::Latency;
+use crate::load::latency::Latency;
 use crate::reports::Reported;
 use crate::request::Request;
 use crate::rng::Rng;

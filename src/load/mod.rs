@@ -1,5 +1,11 @@
-//! The load signals a pick compares, and how they combine. See
-//! [`docs::design`](crate::docs::design), "Load signals".
+//! The load signals a pick compares, and how they combine: booked and
+//! reported load and the health penalty share one counter per worker
+//! ([`reported`], [`health`]); capacity scales it ([`ratio`]); latency
+//! multiplies it ([`latency`]); a request's cache credit subtracts from it
+//! ([`credit`]). See [`docs::design`](crate::docs::design), "Load signals".
 
+pub(crate) mod credit;
 pub(crate) mod health;
+pub(crate) mod latency;
 pub(crate) mod ratio;
+pub(crate) mod reported;

@@ -7,7 +7,7 @@ use crate::handle::thin_picks;
 use crate::pool::Pool;
 use crate::request::Request;
 use crate::rng::Rng;
-use crate::selector::Selector;
+use crate::selectors::Selector;
 use crate::snapshot::Snapshot;
 use crate::sync::OwnedCached;
 use core::hash::Hash;

@@ -1,6 +1,6 @@
 use super::Anchor;
 use crate::error::Error;
-use crate::latency::{Latency, Timeable, Timed, sealed};
+use crate::load::latency::{Latency, Timeable, Timed, sealed};
 use crate::pool::Pool;
 use crate::reservation;
 use crate::storage::Booked;

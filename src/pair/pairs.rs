@@ -6,7 +6,7 @@ use super::side::{PairGuard, PairHandle};
 use crate::error::Error;
 use crate::pool::Pool;
 use crate::request::Request;
-use crate::selector::Selector;
+use crate::selectors::Selector;
 use core::hash::Hash;
 
 /// One request to a pair: the prefill pool's side (its weight is the

@@ -7,7 +7,7 @@ use crate::owned::reservation::OwnedReservation;
 use crate::pool::Pool;
 use crate::request::Request;
 use crate::reservation::Reservation;
-use crate::selector::Selector;
+use crate::selectors::Selector;
 use core::hash::Hash;
 
 mod sealed {

@@ -3,7 +3,7 @@
 use super::{Pool, next_pool_id};
 use crate::error::Error;
 use crate::fleet::RampClock;
-use crate::latency::{Latency, LatencyConfig};
+use crate::load::latency::{Latency, LatencyConfig};
 use crate::membership::Writer;
 use crate::reports::Reported;
 use crate::scan::{Backend, Kernel};

@@ -11,7 +11,7 @@ use crate::owned::handle::OwnedHandle;
 use crate::request::{DEFAULT_REQUEST, Request};
 use crate::reservation::Reservation;
 use crate::rng::Rng;
-use crate::selector::Selector;
+use crate::selectors::Selector;
 use core::hash::Hash;
 use std::sync::Arc;
 

@@ -27,12 +27,11 @@
 //! [`Pool::set_report_max_age`]: crate::Pool::set_report_max_age
 //! [`Pool::expire_reports`]: crate::Pool::expire_reports
 
-mod board;
 mod reported;
 mod state;
 mod summary;
 
-pub use board::MAX_REPORTED_LOAD;
+pub use crate::load::reported::MAX_REPORTED_LOAD;
 pub use reported::DEFAULT_REPORT_MAX_AGE;
 pub(crate) use reported::{Reported, now_and_then};
 pub(crate) use state::Applied;

@@ -1,9 +1,9 @@
 //! A pool's reported-load state: the board, the bookkeeping behind it under its
 //! lock, and the clock that ages reports out.
 
-use super::board::{Board, Cells};
 use super::state::Reports;
 use crate::load::health::Health;
+use crate::load::reported::{Board, Cells};
 use crate::storage::counters::Counters;
 use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::SeqCst};
 use crate::sync::{Mutex, MutexGuard, lock};

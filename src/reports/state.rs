@@ -3,7 +3,7 @@
 //! summary, and when the oldest source ages out. Every change ends by folding the
 //! sums that moved into the counters ([`Cells::fold`]).
 
-use super::board::{Cells, MAX_REPORTED_LOAD};
+use crate::load::reported::{Cells, MAX_REPORTED_LOAD};
 use std::time::{Duration, Instant};
 
 /// One slot as the reports see it.

@@ -2,8 +2,7 @@ use crate::affinity::ring::Ring;
 use crate::affinity::admitted;
 use crate::context::{Context, Intent};
 use crate::error::Error;
-use crate::selector::{Choice, Selector};
-use crate::selectors::{Builtin, Configure};
+use crate::selectors::{Builtin, Choice, Configure, Selector};
 
 /// Below this many candidates every pick sums the loads itself: the scan is
 /// as cheap as reading a cached total.

@@ -2,9 +2,8 @@ use crate::device::DeviceKind;
 use crate::error::Error;
 use crate::context::{Context, Slot};
 use crate::selectors::least_loaded::Minimum;
-use crate::selector::{Choice, Selector};
+use crate::selectors::{Builtin, Choice, Configure, Selector};
 use crate::scan::{self, Least};
-use crate::selectors::{Builtin, Configure};
 use crate::snapshot::KindLanes;
 use crate::sync::atomic::Ordering;
 

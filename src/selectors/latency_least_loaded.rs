@@ -1,7 +1,6 @@
 use crate::context::{Context, Slot};
-use crate::selector::{Choice, Selector};
+use crate::selectors::{Builtin, Choice, Configure, Selector};
 use crate::selectors::latency_power_of_two::{latency_cost, no_dearer};
-use crate::selectors::{Builtin, Configure};
 
 /// Least-loaded by latency: the minimum `estimate × (load + 1)` over all
 /// candidates (per unit of capacity in a weighted pool), ties broken

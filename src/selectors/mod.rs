@@ -1,4 +1,7 @@
-//! The built-in modes, and the one list that declares them.
+//! The plug-in point, [`Selector`]: one object-safe trait that the built-in
+//! modes and custom policies implement alike; the answer it gives,
+//! [`Choice`]; the built-in modes, and the one list that declares them. The
+//! trait lives beside the list because its hidden hook names the built-ins.
 //!
 //! A new built-in is its own file here (the type, its `Selector` impl, its
 //! `Configure` impl) plus one line in [`builtins!`]. The list feeds every
@@ -8,12 +11,12 @@
 //! [`Mode`](crate::Mode) with its names, aliases and parameters (and through
 //! it the registry).
 
-use crate::error::Error;
-use crate::selector::Selector;
+mod choice;
 
-/// Device-aware's per-request input: the cache hits a [`Context`](crate::Context)
-/// reports per candidate.
-pub(crate) mod cache_hits;
+pub use choice::Choice;
+
+use crate::context::Context;
+use crate::error::Error;
 
 /// The cost mode's validated knobs, which a `Request` can carry too.
 pub(crate) mod tuning;
@@ -90,6 +93,91 @@ macro_rules! declare {
 builtins!(declare);
 
 pub use tuning::{CreditWeight, Temperature};
+
+/// A selection policy.
+///
+/// `choose` looks at the candidates through a [`Context`] and names one. It is
+/// called with `&self` from many threads at once, so any state it keeps must
+/// be atomic (as [`RoundRobin`](crate::RoundRobin)'s cursor is). The pool does
+/// the booking: when the choice carries the load it compared
+/// ([`Choice::validated`]), a reservation lands only if that load is still
+/// current (compare-and-swap), and otherwise `choose` is asked again, a bounded
+/// number of times.
+///
+/// ```
+/// use workerpick::{Choice, Context, Pool, Selector};
+///
+/// /// Always the first candidate.
+/// struct First;
+/// impl Selector for First {
+///     fn name(&self) -> &str { "first" }
+///     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
+///         cx.candidate(0).map(Choice::unvalidated)
+///     }
+/// }
+///
+/// let pool = Pool::from_workers([10, 20, 30]).unwrap();
+/// let dynamic: &dyn Selector = &First;
+/// assert_eq!(pool.select(dynamic).unwrap(), 10);
+/// ```
+pub trait Selector: Send + Sync {
+    /// The name a [`Registry`](crate::Registry) knows it by.
+    fn name(&self) -> &str;
+
+    /// Picks one candidate, or `None` if it finds none acceptable.
+    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>>;
+
+    /// The built-in mode behind this selector, if it is one: lets a call
+    /// through `&dyn Selector` take the same inlined path as a direct call.
+    /// Custom selectors keep the default.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        None
+    }
+}
+
+impl<S: Selector + ?Sized> Selector for &S {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    #[inline(always)]
+    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
+        (**self).choose(cx)
+    }
+    #[inline(always)]
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        (**self).builtin()
+    }
+}
+
+impl<S: Selector + ?Sized> Selector for Box<S> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    #[inline(always)]
+    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
+        (**self).choose(cx)
+    }
+    #[inline(always)]
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        (**self).builtin()
+    }
+}
+
+impl<S: Selector + ?Sized> Selector for std::sync::Arc<S> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    #[inline(always)]
+    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
+        (**self).choose(cx)
+    }
+    #[inline(always)]
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        (**self).builtin()
+    }
+}
 
 /// How a built-in is made from its parameters. Parameters are whole numbers,
 /// read by canonical name; which ones a mode takes is part of the mode, so its

@@ -1,7 +1,6 @@
 use crate::context::{Context, Slot};
 use crate::load::ratio::Ratio;
-use crate::selector::{Choice, Selector};
-use crate::selectors::{Builtin, Configure};
+use crate::selectors::{Builtin, Choice, Configure, Selector};
 use crate::weights::Weights;
 
 /// Pairs power-of-two draws again before it takes the exact scan.

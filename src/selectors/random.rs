@@ -1,6 +1,5 @@
 use crate::context::{Context, Slot, TRIES, Walk};
-use crate::selector::{Choice, Selector};
-use crate::selectors::{Builtin, Configure};
+use crate::selectors::{Builtin, Choice, Configure, Selector};
 use crate::weights::Weights;
 
 /// One uniform draw over the candidates, in proportion to their capacity in

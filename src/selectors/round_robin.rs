@@ -1,6 +1,5 @@
 use crate::context::{Context, Intent, Slot, Walk};
-use crate::selector::{Choice, Selector};
-use crate::selectors::{Builtin, Configure};
+use crate::selectors::{Builtin, Choice, Configure, Selector};
 use crate::weights::Weights;
 use crate::sync::CachePadded;
 use crate::sync::atomic::{AtomicUsize, Ordering};

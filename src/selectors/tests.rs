@@ -8,7 +8,7 @@ use crate::pool::Pool;
 use crate::request::Request;
 use crate::reservation::Reservation;
 use crate::rng::Rng;
-use crate::selector::{Choice, Selector};
+use crate::selectors::{Choice, Selector};
 use crate::selectors::{LeastLoaded, PowerOfTwo, Random, RoundRobin};
 
 /// Runs one `choose` on `pool`'s current set; returns the chosen worker and

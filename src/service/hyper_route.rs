@@ -1,6 +1,6 @@
 use super::admission::{Admission, Permit};
 use super::{BoxError, Route, RouteBody, error_response};
-use crate::selector::Selector;
+use crate::selectors::Selector;
 use core::cell::RefCell;
 use core::convert::Infallible;
 use core::future::Future;

@@ -3,7 +3,7 @@
 
 use crate::bounds::loads::LoadBounds;
 use crate::error::Error;
-use crate::latency::Latency;
+use crate::load::latency::Latency;
 use crate::sync::AtomicArray;
 use crate::sync::atomic::{AtomicU32, Ordering};
 

@@ -10,8 +10,7 @@ mod tests;
 
 use crate::context::Context;
 use crate::error::Error;
-use crate::selector::{Choice, Selector};
-use crate::selectors::{Builtin, Configure};
+use crate::selectors::{Builtin, Choice, Configure, Selector};
 use crate::selectors::tuning::{CreditWeight, Temperature};
 
 /// Routes each request by a cost that weighs the blocks of its prompt a

@@ -9,7 +9,7 @@ use crate::selectors::tuning::{CreditWeight, cost};
 use crate::candidates::Candidates;
 use crate::scan::{self, Credit, Least};
 use crate::context::{Context, Slot};
-use crate::selector::Choice;
+use crate::selectors::Choice;
 
 /// What a pick compares, fixed for the pick.
 #[derive(Clone, Copy)]

@@ -10,8 +10,8 @@ use crate::context::{Context, Intent};
 use crate::pool::Pool;
 use crate::request::Request;
 use crate::rng::Rng;
-use crate::selector::Choice;
-use crate::selectors::cache_hits::CacheHits;
+use crate::selectors::Choice;
+use crate::load::credit::CacheHits;
 use crate::Selector;
 use proptest::prelude::*;
 

@@ -14,8 +14,7 @@ use crate::bounds;
 use crate::candidates::Candidates;
 use crate::context::{Context, Slot};
 use crate::scan::{self, Least};
-use crate::selector::{Choice, Selector};
-use crate::selectors::{Builtin, Configure};
+use crate::selectors::{Builtin, Choice, Configure, Selector};
 use crate::bounds::loads::SUMMARISED_LANES;
 
 /// The minimum in-flight load over all candidates, ties broken uniformly at
