@@ -46,9 +46,25 @@
 //! decode worker from two pools: preview the decode choice, decide with a
 //! [`Decider`] (or the caller's [`Plan`]), then book both sides or neither.
 //!
+//! # What is here
+//!
+//! | group | names |
+//! |---|---|
+//! | the pool and its handles | [`Pool`] (its methods grouped: building, membership, picking, fleet controls, reports and sync, latency, affinity, inspection), [`Handle`], [`OwnedHandle`], [`PoolStats`] |
+//! | modes | the table above, [`Mode`] (by name), [`Registry`] and [`Params`] (configured by name) |
+//! | a request | [`Request`] (weight, key, mask, cache credit, knobs), [`Eligibility`] (a mask), [`CacheHits`] (cache credit), [`CreditWeight`], [`Temperature`] |
+//! | bookings | [`Reservation`], [`OwnedReservation`], [`Timed`] and [`Timeable`] (latency samples), `ReservedFuture`, `ReservedStream` (feature `futures`) |
+//! | the fleet | [`WorkerInfo`], [`DeviceKind`], [`SlowStart`], [`LatencyConfig`], [`UNHEALTHY_LOAD`], [`MAX_CAPACITY`] |
+//! | several routers | [`Summary`] (replica sync), [`MAX_REPORTED_LOAD`], [`DEFAULT_REPORT_MAX_AGE`], `Sessions` and `Stickiness` (feature `sessions`) |
+//! | prefill/decode | [`Pairs`], [`PairRequest`], [`PairPreview`], [`Plan`], [`Decider`], [`PairReservation`], [`OwnedPairReservation`], [`PairHandle`], [`PairGuard`] |
+//! | writing a mode | [`Selector`], [`Context`], [`Slot`], [`Choice`], [`Intent`], [`Rng`] |
+//! | limits and errors | [`Error`], [`DEFAULT_MAX_WORKERS`], [`MAX_WORKERS_LIMIT`] |
+//! | modules | [`docs`] (design, proofs, performance, limitations), [`scan`] (the SIMD backends), `service` (features `tower`, `hyper`) |
+//!
 //! See [`docs`] for the design, its invariants and their proofs.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod affinity;

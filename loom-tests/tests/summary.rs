@@ -1,7 +1,7 @@
 //! Model 8: the per-block lower bounds of the summarised least-loaded pick.
 //!
 //! Under loom a pool of 8 slots keeps bounds over blocks of 2 lanes, and an
-//! unmasked pick over 8 lanes reads them (`storage::summary`, `scan::blocks`).
+//! unmasked pick over 8 lanes reads them (`bounds::loads`, `bounds::least`).
 //! Three races:
 //!
 //! - `summary_race`: a release lowering a block's bound races a pick raising

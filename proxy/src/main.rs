@@ -17,7 +17,7 @@ use std::time::Duration;
 use workerpick_proxy::load::Plan;
 use workerpick_proxy::serve::{self, Config, Replicas, UpstreamSpec};
 use workerpick_proxy::upstream::Speed;
-use workerpick_proxy::{Fleet, MODES, Router, measure};
+use workerpick_proxy::{Fleet, Router, measure, modes};
 
 /// An HTTP reverse proxy that routes with workerpick.
 #[derive(Parser, Debug)]
@@ -251,9 +251,8 @@ async fn run(bench: &Bench) -> std::io::Result<bool> {
         "{:<20} {:>9} {:>8} {:>8} {:>6} {:>6}  {:<28} load left",
         "router", "req/s", "p50 ms", "p99 ms", "ok", "errors", "requests per upstream"
     );
-    let routers = MODES
-        .iter()
-        .map(|&m| Router::Workerpick(m))
+    let routers = modes()
+        .map(Router::Workerpick)
         .chain([Router::TowerP2c, Router::Direct]);
     let mut leaked = false;
     let mut failing = Vec::new();

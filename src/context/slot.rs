@@ -4,7 +4,7 @@ use core::marker::PhantomData;
 
 /// One candidate, as a selector sees it.
 ///
-/// Only a [`Context`] hands these out, and only for its candidates; the
+/// Only a [`Context`](crate::Context) hands these out, and only for its candidates; the
 /// lifetime ties a slot to the pick it came from, so a selector cannot keep one
 /// and answer a later pick (with other candidates) with it:
 ///

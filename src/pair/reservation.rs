@@ -8,7 +8,7 @@ use core::fmt;
 /// The bookings of one prefill/decode pair: the prefill's load is given back
 /// at the hand-off ([`hand_off`](Self::hand_off)), the decode's when this
 /// drops (at the end of the stream; wrap it in a
-/// [`ReservedStream`](crate::ReservedStream) to tie the two together).
+/// `ReservedStream` (feature `futures`) to tie the two together).
 ///
 /// For [`Plan::Disaggregate`] it holds a booking on each pool; for
 /// [`Plan::Local`] one booking on the decode worker whose prefill share

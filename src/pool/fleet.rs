@@ -10,7 +10,7 @@ use std::time::Instant;
 
 /// # Fleet controls
 impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
-    /// Sets `worker`'s capacity weight (see [`WorkerInfo::capacity`]): a new
+    /// Sets `worker`'s capacity weight (see [`WorkerInfo::capacity`](crate::WorkerInfo::capacity)): a new
     /// snapshot, not a membership change (its load, reports and eligibility
     /// masks are untouched).
     ///

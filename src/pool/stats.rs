@@ -1,6 +1,6 @@
 //! What [`Pool::stats`](crate::Pool::stats) reports.
 
-/// Counters describing a pool's storage, from [`Pool::stats`].
+/// Counters describing a pool's storage, from [`Pool::stats`](crate::Pool::stats).
 ///
 /// Every allocated slot is a member's, a draining worker's or free:
 ///
