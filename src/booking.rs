@@ -36,7 +36,7 @@ fn context<'a, W>(
         rng,
         intent,
         request,
-        pool.backend,
+        &pool.backend,
     ))
 }
 

@@ -54,19 +54,19 @@ impl<'a> Context<'a> {
             ref mut rng,
             intent,
             request,
-            backend,
+            kernel,
             #[cfg(test)]
             ref reads,
         } = *self;
-        let (candidates, backend) = match (walk, candidates) {
+        let (candidates, kernel) = match (walk, candidates) {
             (Walk::Health, Candidates::Fresh { slots, .. }) => {
-                (Candidates::Fresh { slots, lanes: None }, Kernel::SCALAR)
+                (Candidates::Fresh { slots, lanes: None }, &Kernel::SCALAR)
             }
-            (Walk::Health, stale) => (stale, Kernel::SCALAR),
+            (Walk::Health, stale) => (stale, &Kernel::SCALAR),
             // Derived again here, so that an unmasked pick's hot path does
             // not compute the lanes only this copy reads.
-            (Walk::Full, _) if !masked => (Candidates::whole(set), backend),
-            (Walk::Full, c) => (c, backend),
+            (Walk::Full, _) if !masked => (Candidates::whole(set), kernel),
+            (Walk::Full, c) => (c, kernel),
         };
         let mut cx = Context {
             set,
@@ -77,7 +77,7 @@ impl<'a> Context<'a> {
             rng,
             intent,
             request,
-            backend,
+            kernel,
             #[cfg(test)]
             reads: core::cell::Cell::new(reads.get()),
         };

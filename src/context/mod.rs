@@ -38,7 +38,9 @@ pub struct Context<'a> {
     pub(crate) rng: &'a mut Rng,
     pub(crate) intent: Intent,
     pub(crate) request: &'a Request<'a>,
-    pub(crate) backend: Kernel,
+    /// The pool's scan kernel, by reference: a pick that scans nothing
+    /// loads nothing for it.
+    pub(crate) kernel: &'a Kernel,
     #[cfg(test)]
     pub(crate) reads: core::cell::Cell<u32>,
 }
@@ -52,7 +54,7 @@ impl<'a> Context<'a> {
         rng: &'a mut Rng,
         intent: Intent,
         request: &'a Request<'a>,
-        backend: Kernel,
+        kernel: &'a Kernel,
     ) -> Self {
         Self {
             set,
@@ -63,7 +65,7 @@ impl<'a> Context<'a> {
             rng,
             intent,
             request,
-            backend,
+            kernel,
             #[cfg(test)]
             reads: core::cell::Cell::new(0),
         }
@@ -204,6 +206,12 @@ impl<'a> Context<'a> {
     #[inline(always)]
     pub(crate) fn current(&self, slot: Slot<'a>) -> u32 {
         self.counters.get(slot.index()).load(Ordering::Relaxed)
+    }
+
+    /// The scan kernel this pick runs.
+    #[inline(always)]
+    pub(crate) fn backend(&self) -> Kernel {
+        *self.kernel
     }
 
     /// The capacity tables, when the pool is weighted.

@@ -47,7 +47,8 @@ impl<'a> Context<'a> {
     #[inline(always)]
     fn random_candidate(&mut self) -> Option<Slot<'a>> {
         if let Some(w) = self.weights() {
-            return self.weighted_random(w);
+            // On a copy: the hot path then loads nothing the weighted one reads.
+            return self.detached(Walk::Full, |cx| cx.weighted_random(w).map(Slot::index));
         }
         let n = self.len() as u32;
         let i = self.rng.below(n);

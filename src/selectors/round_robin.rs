@@ -55,17 +55,8 @@ impl Selector for RoundRobin {
         } else {
             self.cursor.fetch_add(1, Ordering::Relaxed)
         };
-        // The stride schedule of a weighted pool may walk on to later tickets.
-        let mut peek = ticket;
-        let next = || {
-            if preview {
-                peek += 1;
-                peek
-            } else {
-                self.cursor.fetch_add(1, Ordering::Relaxed)
-            }
-        };
-        cx.round_robin_candidate(ticket, next).map(Choice::unvalidated)
+        cx.round_robin_candidate(ticket, preview, &self.cursor)
+            .map(Choice::unvalidated)
     }
 
     #[inline(always)]
@@ -79,16 +70,32 @@ impl Configure for RoundRobin {}
 /// The rule: the ticket's candidate, or (weighted) the schedule's; an
 /// unhealthy or masked-out one passes its turn on.
 impl<'a> Context<'a> {
-    /// Round-robin's candidate for `ticket`; `next` hands out further tickets
-    /// (the stride schedule may need some).
+    /// Round-robin's candidate for `ticket`; a weighted pool's stride
+    /// schedule may walk on to later tickets of `cursor` (read, not taken, on
+    /// a preview).
     #[inline(always)]
     fn round_robin_candidate(
         &mut self,
         ticket: usize,
-        next: impl FnMut() -> usize,
+        preview: bool,
+        cursor: &AtomicUsize,
     ) -> Option<Slot<'a>> {
         if let Some(w) = self.weights() {
-            return self.weighted_round_robin(w, ticket, next);
+            // On a copy, with the ticket source made there: the hot path then
+            // loads and stores nothing the weighted one needs.
+            return self.detached(Walk::Full, |cx| {
+                let mut peek = ticket;
+                let next = || {
+                    if preview {
+                        peek += 1;
+                        peek
+                    } else {
+                        // Relaxed, as the first ticket.
+                        cursor.fetch_add(1, Ordering::Relaxed)
+                    }
+                };
+                cx.weighted_round_robin(w, ticket, next).map(Slot::index)
+            });
         }
         let n = self.len();
         if n == 0 {

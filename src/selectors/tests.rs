@@ -29,7 +29,7 @@ fn choose<S: Selector>(
         rng,
         intent,
         req,
-        pool.backend,
+        &pool.backend,
     );
     let choice: Option<Choice> = sel.choose(&mut cx);
     let reads = cx.reads.get();

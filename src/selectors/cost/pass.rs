@@ -295,7 +295,7 @@ pub(crate) fn minimum_dense<'a>(cx: &mut Context<'a>, rule: Rule) -> Option<Opti
     }
     let credit = Credit::new(&held[..counters.len()], rule.weight.milli(), top)?;
     for _ in 0..4 {
-        match scan::least_credited(cx.backend, counters, lanes, credit, |m| cx.rng.below(m)) {
+        match scan::least_credited(cx.backend(), counters, lanes, credit, |m| cx.rng.below(m)) {
             Least::Found { index, min } if min < credit.exact_below() => {
                 let load = credit.load_of(min, credit.held[index]);
                 return Some(Some(Choice::validated(Slot::new(index as u32), load)));

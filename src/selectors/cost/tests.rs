@@ -55,7 +55,7 @@ fn with_cx<R>(pool: &Pool<u32>, req: &Request<'_>, rng: &mut Rng, f: impl FnOnce
         rng,
         Intent::Select,
         req,
-        pool.backend,
+        &pool.backend,
     );
     f(&mut cx)
 }

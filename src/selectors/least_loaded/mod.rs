@@ -95,7 +95,7 @@ fn scanned<'a>(cx: &mut Context<'a>) -> Option<(Slot<'a>, u32)> {
             && !cx.masked
             && counters.len() >= SUMMARISED_LANES
             && let Some((index, min)) = bounds::least::least_summarised(
-                cx.backend,
+                cx.backend(),
                 bounds.for_pick(),
                 cx.counters.all(),
                 counters,
@@ -109,7 +109,7 @@ fn scanned<'a>(cx: &mut Context<'a>) -> Option<(Slot<'a>, u32)> {
         // between the scan's passes, scan again. A bounded number of times,
         // then the scalar path, which always answers.
         for _ in 0..4 {
-            match scan::least(cx.backend, counters, lanes, |m| cx.rng.below(m)) {
+            match scan::least(cx.backend(), counters, lanes, |m| cx.rng.below(m)) {
                 Least::Found { index, min } => return Some((Slot::new(index as u32), min)),
                 Least::Empty => return None,
                 Least::Moved => {}

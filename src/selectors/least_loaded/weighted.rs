@@ -38,7 +38,7 @@ impl<'a> Context<'a> {
                 && add == 1
                 && counters.len() >= SUMMARISED_LANES
                 && let Some((index, load)) = least_scored(
-                    self.backend,
+                    self.backend(),
                     self.counters,
                     self.rng,
                     w,
@@ -51,7 +51,7 @@ impl<'a> Context<'a> {
                 return Some((Slot::new(index), load));
             }
             for _ in 0..4 {
-                match scan::least_weighted(self.backend, counters, lanes, weighting, |m| self.rng.below(m)) {
+                match scan::least_weighted(self.backend(), counters, lanes, weighting, |m| self.rng.below(m)) {
                     Least::Found { index, min } if min < scale.exact_below() => {
                         // The scan read the counter once; the booking's
                         // compare-and-swap needs the load behind that score.
