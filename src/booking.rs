@@ -11,6 +11,7 @@ use crate::request::Request;
 use crate::rng::Rng;
 use crate::selectors::{Choice, Selector};
 use crate::snapshot::Snapshot;
+use crate::storage::features::Features;
 use crate::storage::{Booked, Missed};
 
 /// How many times a reservation asks the selector again after losing a
@@ -130,9 +131,11 @@ fn reserve_as<W, S: Selector + ?Sized, R>(
     keep: impl FnOnce(Booked<W>) -> R,
 ) -> Result<R, Error> {
     let mut cx = context(pool, snap, rng, request, Intent::Reserve)?;
-    pool.reported.tick(&pool.slots.counters);
-    if pool.ramp.is_on() && crate::reports::now_and_then() {
-        (pool.ramp_step)(pool);
+    if cx.features & (Features::REPORTED | Features::RAMPING) != 0 {
+        pool.reported.tick(&pool.slots.counters);
+        if pool.ramp.is_on() && crate::reports::now_and_then() {
+            (pool.ramp_step)(pool);
+        }
     }
     let weight = request.weight;
     let slots = &pool.slots;

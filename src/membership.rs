@@ -15,6 +15,7 @@ use crate::error::Error;
 use crate::fleet::slow_start::Ramp;
 use crate::snapshot::{Liveness, Member, Snapshot};
 use crate::storage::Slots;
+use crate::storage::features::Features;
 use crate::sync::atomic::Ordering;
 use crate::sync::{Arc, Published};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -234,7 +235,18 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         }
         self.epoch += 1;
         self.departed_at = snapshot.view.departed_at;
+        // The flag is up while any pick may load a weighted snapshot: set
+        // before one is published (its Release store then publishes the bit
+        // too), cleared only after an unweighted one replaced it.
+        let weighted = snapshot.view.weights.is_some();
+        let features = &slots.counters.features;
+        if weighted {
+            features.set(Features::WEIGHTED, true);
+        }
         current.store(Arc::new(snapshot));
+        if !weighted {
+            features.set(Features::WEIGHTED, false);
+        }
         // Pruned here, not only in `reclaim`: a writer that never removes
         // anyone (`set_info` in a loop) must not grow this list.
         self.published.retain(|l| l.is_alive());

@@ -52,12 +52,6 @@ pub(crate) struct LoadBounds {
     scores: AtomicPtr<Scores>,
     /// How many counters the bounds covers.
     lanes: usize,
-    /// Non-zero once a pick may raise the bounds: set by the first pick that
-    /// reads them ([`for_pick`](LoadBounds::for_pick)), never cleared. Until
-    /// then every bound is 0 and a release has nothing to lower. Beside
-    /// `shift` and `cells`, which a release reads next, not on the floor's
-    /// line.
-    armed: AtomicU32,
 }
 
 /// The floor as read: a value, and how many blocks (from the first) it is a
@@ -138,34 +132,7 @@ impl LoadBounds {
             floor: CachePadded::new(AtomicU64::new(Floor::new(0, ALL_BLOCKS).0)),
             scores: AtomicPtr::new(core::ptr::null_mut()),
             lanes,
-            armed: AtomicU32::new(0),
         })
-    }
-
-    /// The bounds, for a pick that reads (and may raise) its bounds, or
-    /// those on weighted scores: arms it first, once.
-    #[inline(always)]
-    pub(crate) fn for_pick(&self) -> &Self {
-        if !self.is_armed() {
-            self.arm();
-        }
-        self
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn arm(&self) {
-        // SeqCst: pairs with the SeqCst load in `lowered`. It precedes every
-        // raise (the raiser, or the pick whose arming it read, armed first),
-        // so a release whose decrement a raise's second look missed follows
-        // the arming in the SeqCst order, and sees it.
-        self.armed.store(1, Ordering::SeqCst);
-    }
-
-    /// Whether picks may read the bounds ([`arm`](Self::arm)).
-    #[inline(always)]
-    pub(crate) fn is_armed(&self) -> bool {
-        self.armed.load(Ordering::Relaxed) != 0
     }
 
     /// Lanes per block.
@@ -194,19 +161,10 @@ impl LoadBounds {
     /// it pairs with the fences in [`raise`](Self::raise) and
     /// [`raise_floor`](Self::raise_floor): either a load sees the raise, or
     /// the raiser's second look sees the decrement (or the lowered cell).
-    /// On a bounds not yet armed, no bound was ever raised: nothing to do.
+    /// The caller checked that the bounds are armed (`Counters::lowered`):
+    /// on bounds not yet armed, no bound was ever raised, so nothing to do.
     #[inline(always)]
     pub(crate) fn lowered(&self, slot: u32, now: u32) {
-        // Loom models `SeqCst` loads as acquire loads, which would allow what
-        // the C++20 rules for `SeqCst` forbid here; a fence is what it models.
-        #[cfg(loom)]
-        fence(Ordering::SeqCst);
-        // SeqCst, after the decrement: pairs with the store in `arm`. A raise
-        // whose second look missed the decrement precedes this load in the
-        // SeqCst order, and its arming precedes the raise: so this sees it.
-        if self.armed.load(Ordering::SeqCst) == 0 {
-            return;
-        }
         // Every slot of the counter array has a cell; no panic path here,
         // which would make the release too large to inline where
         // reservations drop (measured with the callgrind gate).
@@ -300,7 +258,6 @@ impl LoadBounds {
     /// The floor then covers blocks `0..blocks` (those whose cells the caller
     /// read); `least` must read the same.
     pub(crate) fn raise_floor(&self, seen: Floor, to: u32, blocks: usize, least: impl FnOnce() -> u32) {
-        debug_assert!(self.is_armed(), "a raise of an unarmed bounds's floor");
         let covered = Floor::new(to, u32::try_from(blocks).unwrap_or(ALL_BLOCKS));
         let to_floor = Floor(covered.0 | (seen.0 & WEIGHTED));
         let swapped = swap_wide(&self.floor, seen.0, to_floor.0);
@@ -319,7 +276,6 @@ impl LoadBounds {
     /// whose decrement the first look missed and whose load of the cell came
     /// before the swap (it then saw no reason to lower it).
     pub(crate) fn raise(&self, block: usize, seen: u32, to: u32, least: impl FnOnce() -> u32) -> bool {
-        debug_assert!(self.is_armed(), "a raise of an unarmed bounds's bound");
         let Some(cell) = self.cells.get(block) else {
             return false;
         };

@@ -55,6 +55,7 @@ impl<'a> Context<'a> {
             intent,
             request,
             kernel,
+            features,
             #[cfg(test)]
             ref reads,
         } = *self;
@@ -78,6 +79,7 @@ impl<'a> Context<'a> {
             intent,
             request,
             kernel,
+            features,
             #[cfg(test)]
             reads: core::cell::Cell::new(reads.get()),
         };

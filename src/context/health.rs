@@ -5,6 +5,7 @@
 use super::{Context, Slot};
 use crate::candidates::Candidates;
 use crate::load::ratio::Ratio;
+use crate::storage::features::Features;
 use crate::weights::Weights;
 
 /// Draws or tickets a pick tries before it takes the linear path.
@@ -14,7 +15,7 @@ impl<'a> Context<'a> {
     /// Whether some worker of the pool is marked unhealthy.
     #[inline(always)]
     pub(crate) fn health_any(&self) -> bool {
-        self.reports.health.any()
+        self.features & Features::MARKED != 0
     }
 
     /// `slot`'s counter value `load` less its health penalty.

@@ -24,6 +24,7 @@ use crate::rng::Rng;
 use crate::scan::Kernel;
 use crate::snapshot::SetView;
 use crate::storage::counters::Counters;
+use crate::storage::features::Features;
 use crate::sync::atomic::Ordering;
 use crate::weights::Weights;
 
@@ -41,6 +42,8 @@ pub struct Context<'a> {
     /// The pool's scan kernel, by reference: a pick that scans nothing
     /// loads nothing for it.
     pub(crate) kernel: &'a Kernel,
+    /// The pool's feature word as this pick read it (`storage::features`).
+    pub(crate) features: u32,
     #[cfg(test)]
     pub(crate) reads: core::cell::Cell<u32>,
 }
@@ -66,9 +69,17 @@ impl<'a> Context<'a> {
             intent,
             request,
             kernel,
+            features: counters.features.get(),
             #[cfg(test)]
             reads: core::cell::Cell::new(0),
         }
+    }
+
+    /// Whether the pool uses neither capacity weights nor health marks now:
+    /// the plain picks need look no further.
+    #[inline(always)]
+    pub(crate) fn is_plain(&self) -> bool {
+        self.features & (Features::WEIGHTED | Features::MARKED) == 0
     }
 
     /// The error for "no candidate".
@@ -214,9 +225,15 @@ impl<'a> Context<'a> {
         *self.kernel
     }
 
-    /// The capacity tables, when the pool is weighted.
+    /// The capacity tables, when the pool is weighted. Read only while the
+    /// feature word says some snapshot may be (a pick that raced the publish
+    /// of an unweighted set may then pick its older set unweighted: as the
+    /// set it raced does).
     #[inline(always)]
     pub(crate) fn weights(&self) -> Option<&'a Weights> {
+        if self.features & Features::WEIGHTED == 0 {
+            return None;
+        }
         self.set.weights.as_deref()
     }
 }

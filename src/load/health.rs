@@ -22,6 +22,7 @@
 //! do); marking a worker that is already marked is one load and returns.
 
 use crate::storage::counters::Counters;
+use crate::storage::features::Features;
 use crate::sync::AtomicArray;
 use crate::sync::atomic::{AtomicU32, Ordering::Relaxed, Ordering::Release, Ordering::SeqCst};
 
@@ -106,7 +107,9 @@ impl Health {
         cell.store(1, Relaxed);
         self.short.fetch_add(1, Relaxed);
         // Relaxed is enough for the counts: they only say "look".
-        self.marked.fetch_add(1, Relaxed);
+        if self.marked.fetch_add(1, Relaxed) == 0 {
+            counters.features.set(Features::MARKED, true);
+        }
         self.top_up(counters, slot);
         true
     }
@@ -163,11 +166,11 @@ impl Health {
         if add > 0 {
             // SeqCst, as a release (see `LoadBounds::lowered`): it lowers the counter.
             let before = counters.get(slot).fetch_sub(add, SeqCst);
-            if let Some(bounds) = counters.bounds() {
-                bounds.lowered(slot, before - add);
-            }
+            counters.lowered(slot, before - add);
         }
-        self.marked.fetch_sub(1, Relaxed);
+        if self.marked.fetch_sub(1, Relaxed) == 1 {
+            counters.features.set(Features::MARKED, false);
+        }
         true
     }
 

@@ -75,11 +75,9 @@ impl Cells<'_> {
             // (see `Summary::lowered`); otherwise the count is the only datum.
             match counter.compare_exchange_weak(seen, booked + now, SeqCst, Relaxed) {
                 Ok(_) => {
-                    if let Some(bounds) = self.counters.bounds()
-                        && booked + now < seen
-                    {
+                    if booked + now < seen {
                         // Lowered, as a release lowers it: so is its block's bound.
-                        bounds.lowered(slot, booked + now);
+                        self.counters.lowered(slot, booked + now);
                     }
                     self.board.cells.get(slot).store(now, Relaxed);
                     return now;

@@ -22,6 +22,7 @@ use crate::reports::Reported;
 use crate::scan::Kernel;
 use crate::snapshot::Snapshot;
 use crate::storage::Slots;
+use crate::storage::features::Features;
 use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::sync::{Guard, Mutex, Published, lock};
 use core::fmt;
@@ -85,10 +86,18 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     ) -> Result<R, Error> {
         let mut writer = lock(&self.writer);
         let changed = change(&mut writer, &self.slots, &self.current);
-        self.ramp.set(writer.ramp_due());
+        self.set_ramp(writer.ramp_due());
         drop(writer);
         self.forget_departed();
         changed
+    }
+
+    /// Records when slow start is next due (`None`: nothing ramps). Under
+    /// the writer lock.
+    fn set_ramp(&self, due: Option<std::time::Instant>) {
+        self.ramp.set(due);
+        let features = &self.slots.counters.features;
+        features.set(Features::RAMPING, due.is_some());
     }
 
     /// Publishes the slow-start step that is due, unless a writer holds the
@@ -102,7 +111,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         // A poisoned lock is left to the writers, which recover it.
         if let Ok(mut writer) = self.writer.try_lock() {
             writer.republish(&self.slots, &self.current);
-            self.ramp.set(writer.ramp_due());
+            self.set_ramp(writer.ramp_due());
         }
     }
 }

@@ -146,7 +146,7 @@ impl Bound {
 /// The healthy candidates' load and capacity units, summed now.
 fn scan(cx: &Context<'_>) -> (u64, u64) {
     let (mut load, mut units) = (0u64, 0u64);
-    let (marks, weighted) = (cx.reports.health.any(), cx.set.weights.is_some());
+    let (marks, weighted) = (cx.health_any(), cx.set.weights.is_some());
     if !marks && !weighted {
         // The common case: every candidate counts, each for one unit.
         for i in 0..cx.len() {
@@ -173,7 +173,7 @@ impl Affinity {
         let len = ring.len();
         let mut i = ring.start(key);
         let mut last = u32::MAX;
-        let marks = cx.reports.health.any();
+        let marks = cx.health_any();
         // Each point once at most: a full turn visits every candidate.
         for _ in 0..len {
             let owner = ring.owner(i);

@@ -46,6 +46,10 @@ impl<'a> Context<'a> {
     /// A uniform candidate, healthy while any is.
     #[inline(always)]
     fn random_candidate(&mut self) -> Option<Slot<'a>> {
+        if self.is_plain() {
+            let i = self.rng.below(self.len() as u32);
+            return self.candidate(i as usize);
+        }
         if let Some(w) = self.weights() {
             // On a copy: the hot path then loads nothing the weighted one reads.
             return self.detached(Walk::Full, |cx| cx.weighted_random(w).map(Slot::index));
@@ -53,7 +57,7 @@ impl<'a> Context<'a> {
         let n = self.len() as u32;
         let i = self.rng.below(n);
         let slot = self.candidate(i as usize)?;
-        if !self.reports.health.any() || self.healthy(slot.index()) {
+        if !self.health_any() || self.healthy(slot.index()) {
             return Some(slot);
         }
         self.detached(Walk::Health, |cx| cx.healthy_draw(slot.index()).map(Slot::index))
@@ -82,7 +86,7 @@ impl<'a> Context<'a> {
     #[inline(always)]
     fn weighted_random(&mut self, w: &'a Weights) -> Option<Slot<'a>> {
         let slot = w.alias.pick(self.rng.next_u64())?;
-        if !self.masked && !self.reports.health.any() {
+        if !self.masked && !self.health_any() {
             return Some(Slot::new(slot)); // every candidate is acceptable
         }
         if self.acceptable(slot) {

@@ -80,6 +80,10 @@ impl<'a> Context<'a> {
         preview: bool,
         cursor: &AtomicUsize,
     ) -> Option<Slot<'a>> {
+        if self.is_plain() {
+            let n = self.len();
+            return if n == 0 { None } else { self.candidate(ticket % n) };
+        }
         if let Some(w) = self.weights() {
             // On a copy, with the ticket source made there: the hot path then
             // loads and stores nothing the weighted one needs.
@@ -102,7 +106,7 @@ impl<'a> Context<'a> {
             return None;
         }
         let slot = self.candidate(ticket % n)?;
-        if !self.reports.health.any() || self.healthy(slot.index()) {
+        if !self.health_any() || self.healthy(slot.index()) {
             return Some(slot);
         }
         // The next healthy candidate in order.

@@ -1,10 +1,13 @@
 //! The in-flight counters: one packed `u32` per slot, the array the
 //! least-loaded scan reads, and the arithmetic every booking uses on them.
 
+use super::features::Features;
 use crate::bounds::loads::LoadBounds;
 use crate::error::Error;
 use crate::load::latency::Latency;
 use crate::sync::AtomicArray;
+#[cfg(loom)]
+use crate::sync::atomic::fence;
 use crate::sync::atomic::{AtomicU32, Ordering};
 
 /// The in-flight counters: one packed, cache-line-aligned array.
@@ -16,6 +19,8 @@ pub(crate) struct Counters {
     /// kept here, where a pick's context already points, so that a plain
     /// pick loads nothing more.
     latency: Option<Box<Latency>>,
+    /// Which optional signals the pool uses now (unused by a board's cells).
+    pub(crate) features: Features,
 }
 
 impl Counters {
@@ -25,6 +30,7 @@ impl Counters {
             cells: AtomicArray::new(len),
             bounds: LoadBounds::for_lanes(len),
             latency: None,
+            features: Features::new(),
         }
     }
 
@@ -49,6 +55,33 @@ impl Counters {
     #[inline(always)]
     pub(crate) fn bounds(&self) -> Option<&LoadBounds> {
         self.bounds.as_ref()
+    }
+
+    /// The per-block lower bounds, for a pick that reads (and may raise)
+    /// them or those on weighted scores: armed first, once.
+    #[inline(always)]
+    pub(crate) fn bounds_for_pick(&self) -> Option<&LoadBounds> {
+        let bounds = self.bounds.as_ref()?;
+        if self.features.get() & Features::ARMED == 0 {
+            self.features.arm();
+        }
+        Some(bounds)
+    }
+
+    /// `slot`'s counter was just lowered to `now` by a `SeqCst` decrement (a
+    /// release, a report, a free slot reused): its block's bound follows
+    /// ([`LoadBounds::lowered`]), once a pick armed the bounds.
+    #[inline(always)]
+    pub(crate) fn lowered(&self, slot: u32, now: u32) {
+        // Loom models `SeqCst` loads as acquire loads, which would allow what
+        // the C++20 rules for `SeqCst` forbid here; a fence is what it models.
+        #[cfg(loom)]
+        fence(Ordering::SeqCst);
+        if self.features.armed()
+            && let Some(bounds) = &self.bounds
+        {
+            bounds.lowered(slot, now);
+        }
     }
 
     /// Every counter of the array.

@@ -13,6 +13,7 @@
 //! `membership::Writer::reclaim`).
 
 pub(crate) mod counters;
+pub(crate) mod features;
 pub(crate) mod keys;
 mod phased;
 
@@ -98,9 +99,7 @@ impl<W> Slots<W> {
     pub(crate) fn reused(&self, slot: u32) {
         // SeqCst, as a release's decrement (see `LoadBounds::lowered`).
         self.counters.get(slot).store(0, Ordering::SeqCst);
-        if let Some(bounds) = self.counters.bounds() {
-            bounds.lowered(slot, 0);
-        }
+        self.counters.lowered(slot, 0);
         if let Some(latency) = self.counters.latency() {
             latency.forget(slot);
         }
@@ -177,9 +176,8 @@ impl<W> Slots<W> {
                 .get(booked.slot)
                 .fetch_sub(booked.weight, Ordering::SeqCst);
             debug_assert!(before >= booked.weight, "workerpick: in-flight count underflow");
-            if let Some(bounds) = self.counters.bounds() {
-                bounds.lowered(booked.slot, before.wrapping_sub(booked.weight));
-            }
+            self.counters
+                .lowered(booked.slot, before.wrapping_sub(booked.weight));
         }
     }
 }

@@ -28,9 +28,7 @@ impl<W> Slots<W> {
         // orders the block bounds (see `LoadBounds::lowered`).
         let before = self.counters.get(booked.slot).fetch_sub(n, Ordering::SeqCst);
         debug_assert!(before >= n, "workerpick: in-flight count underflow");
-        if let Some(bounds) = self.counters.bounds() {
-            bounds.lowered(booked.slot, before.wrapping_sub(n));
-        }
+        self.counters.lowered(booked.slot, before.wrapping_sub(n));
         booked.weight -= n;
         n
     }

@@ -132,7 +132,7 @@ impl Selector for Cost {
         let rule = pass::Rule {
             weight: tuning.weight.unwrap_or(self.weight),
             busy: self.busy,
-            health: cx.reports.health.any(),
+            health: cx.health_any(),
         };
         let t = tuning.temperature.unwrap_or(self.temperature).get();
         if t > 0.0 {

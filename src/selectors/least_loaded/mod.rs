@@ -91,12 +91,14 @@ fn scanned<'a>(cx: &mut Context<'a>) -> Option<(Slot<'a>, u32)> {
         // Large pools read per-block lower bounds instead of every counter
         // (unmasked picks only: see `bounds::least`); the flat scan below
         // answers when that cannot.
-        if let Some(bounds) = cx.counters.bounds()
-            && !cx.masked
+        // Armed only here: a pool whose picks never read the bounds keeps
+        // its releases at one test.
+        if !cx.masked
             && counters.len() >= SUMMARISED_LANES
+            && let Some(bounds) = cx.counters.bounds_for_pick()
             && let Some((index, min)) = bounds::least::least_summarised(
                 cx.backend(),
-                bounds.for_pick(),
+                bounds,
                 cx.counters.all(),
                 counters,
                 lanes,

@@ -124,10 +124,7 @@ fn least_scored(
     n: usize,
     lanes: Option<&[u32]>,
 ) -> Option<(u32, u32)> {
-    let scores = counters
-        .bounds()
-        .map(LoadBounds::for_pick)
-        .and_then(LoadBounds::scores)?;
+    let scores = counters.bounds_for_pick().and_then(LoadBounds::scores)?;
     let scored = Scored {
         weighting: Weighting {
             scale: &scale.scale,
