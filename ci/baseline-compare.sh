@@ -24,6 +24,14 @@ if [ "${1:-}" = "--counts" ]; then
 fi
 commit=${1:-97b26ce}
 rounds=${2:-21}
+if ! [[ $rounds =~ ^[1-9][0-9]{0,3}$ ]]; then
+    echo "baseline-compare: ROUNDS must be a whole number from 1 to 9999, not '$rounds'" >&2
+    exit 2
+fi
+git rev-parse --quiet --verify "$commit^{commit}" >/dev/null || {
+    echo "baseline-compare: COMMIT '$commit' is not a commit of this repository" >&2
+    exit 2
+}
 dir=$root/target/baseline-compare
 mkdir -p "$dir"
 

@@ -869,6 +869,12 @@
 /// | health is compared apart from load, then own load per capacity (`fleet::pass_over`) | tests `fleet` (`a_fleet_all_unhealthy_picks_exactly_as_the_same_fleet_healthy`) | native only |
 /// | a mark is kept whatever the room in the counter (`fleet::health`) | tests `fleet` (`a_mark_on_a_full_counter_is_kept_and_passes_the_worker_over_once_room_appears`); fuzz replay `fleet_ops_agree_with_the_model` | native only |
 /// | an all-draining pool is not called empty (`Context::empty_error`) | tests `fleet` (`an_all_draining_pool_says_so_not_that_it_is_empty`) | native only |
+/// | the first summarised pick arms the bounds before it raises one (`storage::summary`, `for_pick`) | loom `summary_arming`, `summary_race`, `summary_unmark`, `scores_race`, `scores_second_look`; tests `summarised_weighted` (`a_release_behind_a_raised_bound_is_picked_next`). In debug builds 7 tests `summarised` also trip the assertion in `raise`. | both |
+/// | a guard emptied by parts takes a pin before its last unit leaves (`storage::phased`) | loom `phased_pin` (the removed worker is never reclaimed); tests `phased` (`a_reservation_emptied_by_parts_still_holds_its_worker` crashes: the slot is reclaimed under the guard) | both |
+/// | a latency sample lands by compare-and-swap, not a load then a store (`latency::ewma::record`) | loom `latency_update_pick` ("the penalty was lost"). Every native test passes. | loom only |
+/// | a pair whose second booking fails gives the first back (`pair::pairs`, `book_prefill`) | loom `pair_prefill_removal` ("a failed pair left decode load"); unit test in `pair` (`a_failed_second_booking_leaves_nothing_booked`) | both |
+/// | a removed worker's slot is reused only once no live snapshot names it (`membership`, `reclaim`) | loom `stale_pick`, `reuse_after_release`, `retarget`, the three `pair` models, `affinity_removal` (causality violations on the key cell); unit test in `selectors` (`a_pick_from_an_old_snapshot_charges_the_worker_it_names`); tests `fuzz_regressions` (`a_refused_replace_changes_nothing`) | both |
+/// | a stale mask admits a slot only under the generation it named (`candidates::still_eligible`) | loom `stale_pick` ("the booking on 0 is gone": the pick charged the slot's next owner); unit tests in `eligibility` (`a_translated_mask_keeps_the_identities_it_named`) and `selectors` (`a_stale_mask_keeps_its_surviving_workers_only`) | both |
 ///
 /// # Repository layout
 /// The library is the root package; `cargo test` and `cargo build` at the

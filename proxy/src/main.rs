@@ -85,14 +85,15 @@ struct Serve {
     /// Share load with the other replicas in front of the same upstreams over
     /// this NATS server (`nats://host:port`): publish this replica's summary,
     /// apply theirs. Without it, each replica counts only its own requests.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = nats_url)]
     nats: Option<String>,
     /// The subject the replicas of one fleet share.
     #[arg(
         long,
         value_name = "SUBJECT",
         default_value = "workerpick.summary",
-        requires = "nats"
+        requires = "nats",
+        value_parser = nats_subject
     )]
     nats_subject: String,
     /// How often this replica publishes its summary, in ms.
@@ -112,6 +113,17 @@ fn mode_name(name: &str) -> Result<String, String> {
         .resolve(name)
         .map(|_| name.to_string())
         .map_err(|e| e.to_string())
+}
+
+fn nats_url(url: &str) -> Result<String, String> {
+    if url.trim().is_empty() {
+        return Err("give the NATS server's address, nats://host:port".into());
+    }
+    Ok(url.to_string())
+}
+
+fn nats_subject(subject: &str) -> Result<String, String> {
+    workerpick_nats::check_subject(subject).map(|()| subject.to_string())
 }
 
 #[derive(Args, Debug)]

@@ -66,6 +66,30 @@ pub async fn connect(url: &str) -> Result<Client, async_nats::ConnectError> {
         .await
 }
 
+/// Whether replicas can share summaries on `subject`: NATS publishes only on
+/// a subject of non-empty `.`-separated tokens with no whitespace and no
+/// wildcard (`*`, `>`). [`spawn`] on any other would never sync, silently.
+pub fn check_subject(subject: &str) -> Result<(), String> {
+    if subject.is_empty() {
+        return Err("the subject is empty".into());
+    }
+    if subject.chars().any(char::is_whitespace) {
+        return Err(format!("subject `{subject}` has whitespace in it"));
+    }
+    match subject
+        .split('.')
+        .find(|t| t.is_empty() || *t == "*" || *t == ">")
+    {
+        Some("") => Err(format!(
+            "subject `{subject}` has an empty token (a `.` at an end, or two together)"
+        )),
+        Some(w) => Err(format!(
+            "subject `{subject}` has the wildcard `{w}`: summaries are published on it"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// What one replica's sync has done so far.
 #[derive(Debug, Default)]
 pub struct Counts {
@@ -125,7 +149,8 @@ impl Drop for Sync {
 /// Starts `pool`'s sync on `subject` (one subject per fleet): every `period`
 /// it drops peers' reports that are past their age, then publishes the pool's
 /// summary (while connected); every summary that arrives on the subject is
-/// applied. Must be called within a tokio runtime.
+/// applied. Must be called within a tokio runtime; check a subject from
+/// configuration with [`check_subject`] first.
 pub fn spawn<W>(pool: Arc<Pool<W>>, client: Client, subject: impl Into<String>, period: Duration) -> Sync
 where
     W: Clone + Eq + Hash + Send + std::marker::Sync + Serialize + DeserializeOwned + 'static,
@@ -193,5 +218,20 @@ where
             Ok(_) => counts.ignored.fetch_add(1, Relaxed),
             Err(_) => counts.malformed.fetch_add(1, Relaxed),
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_subject;
+
+    #[test]
+    fn subjects_replicas_can_publish_on() {
+        for ok in ["workerpick.summary", "a", "fleet-a.summary_1", "a.b*c"] {
+            assert_eq!(check_subject(ok), Ok(()), "{ok}");
+        }
+        for bad in ["", "a b", "a\tb", "a..b", ".a", "a.", "a.*", ">", "a.>"] {
+            assert!(check_subject(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -235,6 +235,8 @@ impl Args {
             ("--concurrency", self.concurrency, MAX_CONCURRENCY),
             ("--replica-requests", self.replica_requests, MAX_REQUESTS),
             ("--bursts", self.bursts, MAX_BURSTS),
+            ("--llm-requests", self.llm_requests, MAX_REQUESTS),
+            ("--latency-requests", self.latency_requests, MAX_REQUESTS),
         ] {
             if value > max {
                 return Err(format!("{flag} {value} is above this simulator's limit of {max}"));
@@ -300,7 +302,16 @@ impl Args {
                     self.workers
                 ));
             }
-            writable_svg(path)?;
+            writable_svg("--plot", path)?;
+        }
+        if let Some(path) = &self.llm_plot {
+            if self.llm_requests == 0 {
+                return Err(format!(
+                    "--llm-plot {}: draws the LLM scenario, which --llm-requests 0 skips",
+                    path.display()
+                ));
+            }
+            writable_svg("--llm-plot", path)?;
         }
         let devices = (0..self.workers)
             .map(|w| {
@@ -375,12 +386,12 @@ impl Args {
     }
 }
 
-/// Checks, before the run, that the plot can be written to `path`: an `.svg`
-/// name (the plot is SVG) in a place that takes it.
-fn writable_svg(path: &Path) -> Result<(), String> {
+/// Checks, before the run, that the plot `flag` asks for can be written to
+/// `path`: an `.svg` name (every plot is SVG) in a place that takes it.
+fn writable_svg(flag: &str, path: &Path) -> Result<(), String> {
     if !path.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")) {
         return Err(format!(
-            "--plot {}: the plot is SVG; give a file name that ends in .svg",
+            "{flag} {}: the plot is SVG; give a file name that ends in .svg",
             path.display()
         ));
     }
@@ -390,7 +401,7 @@ fn writable_svg(path: &Path) -> Result<(), String> {
         .create(true)
         .truncate(false)
         .open(path)
-        .map_err(|e| format!("--plot {}: cannot write it: {e}", path.display()))?;
+        .map_err(|e| format!("{flag} {}: cannot write it: {e}", path.display()))?;
     if !existed {
         // Written after the run: no empty file left behind if the run fails.
         let _ = std::fs::remove_file(path);
@@ -488,13 +499,6 @@ fn main() -> ExitCode {
         print!("{}", sim::sessions::render(&scenario, &runs, &moved));
     }
     if args.llm_requests > 0 {
-        if args.llm_requests > MAX_REQUESTS {
-            eprintln!(
-                "simulate: --llm-requests {} is above this simulator's limit of {MAX_REQUESTS}",
-                args.llm_requests
-            );
-            return ExitCode::from(2);
-        }
         let s = sim::llm::Scenario {
             requests: args.llm_requests,
             seed: args.seed,
@@ -519,13 +523,6 @@ fn main() -> ExitCode {
         print!("\n{}", sim::disagg::table(&f, &sim::disagg::run_all(&f)));
     }
     if args.latency_requests > 0 {
-        if args.latency_requests > MAX_REQUESTS {
-            eprintln!(
-                "simulate: --latency-requests {} is above this simulator's limit of {MAX_REQUESTS}",
-                args.latency_requests
-            );
-            return ExitCode::from(2);
-        }
         for base in [
             sim::latency::Scenario::spiking(),
             sim::latency::Scenario::failing(),
