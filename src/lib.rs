@@ -72,6 +72,7 @@ mod pair;
 mod pool;
 mod registry;
 mod remap;
+mod replica;
 mod reports;
 mod request;
 mod reservation;
@@ -107,6 +108,7 @@ pub use pair::{
 };
 pub use pool::{Pool, PoolStats};
 pub use registry::{Params, Registry};
+pub use replica::ReplicaLeastLoaded;
 pub use reports::{DEFAULT_REPORT_MAX_AGE, MAX_REPORTED_LOAD, Summary};
 pub use request::Request;
 pub use reservation::Reservation;

@@ -3,7 +3,7 @@
 //! to the fleet.
 //!
 //! ```text
-//! cargo run --release -p workerpick-sim              # every mode, ~12 s
+//! cargo run --release -p workerpick-sim              # every mode, ~30 s
 //! cargo run --release -p workerpick-sim -- --help    # the knobs
 //! cargo run --release -p workerpick-sim -- --modes least-loaded,random --plot load.svg
 //! cargo run --release -p workerpick-sim -- --llm-plot llm.svg
@@ -478,6 +478,22 @@ fn main() -> ExitCode {
         "{}",
         sim::report::render_with(format, &config, &reports, with, timer_ns)
     );
+    // Herding: the replica rule against one router, on identical and mixed workers.
+    let herding = (args.replica_requests > 0 && format == Format::Table).then(|| {
+        // The default fleet's size whatever --workers says: the rule's pick is
+        // a scalar pass, and the check is about that fleet.
+        let h = sim::replicas::herding::Herding {
+            workers: sim::replicas::herding::MIXED.len(),
+            slots: args.slots,
+            service: Duration::from_secs_f64(args.service_ms / 1e3),
+            utilization: args.utilization,
+            requests: args.replica_requests,
+            seed: args.seed,
+        };
+        let runs = h.run();
+        print!("\n{}", h.table(&runs));
+        runs
+    });
     if !args.no_sessions && format == Format::Table {
         let scenario = sim::sessions::Sessions {
             seed: args.seed,
@@ -547,6 +563,15 @@ fn main() -> ExitCode {
     }
     let mut broken = sim::violations(&reports);
     broken.extend(fleet.violations());
+    for r in herding.iter().flatten() {
+        for (_, run) in &r.runs {
+            broken.extend(
+                run.violations()
+                    .into_iter()
+                    .map(|v| format!("herding, {} workers, {v}", r.fleet)),
+            );
+        }
+    }
     for v in &broken {
         eprintln!("simulate: invariant broken: {v}");
     }
