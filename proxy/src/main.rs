@@ -63,9 +63,12 @@ struct Serve {
     #[arg(long, value_name = "PATH")]
     upstreams_file: Option<std::path::PathBuf>,
     /// The mode to route in: any name the registry knows (random, round-robin,
-    /// power-of-two, least-loaded, ...; a wrong name lists them all).
-    #[arg(long, value_name = "NAME", default_value = "least-loaded", value_parser = mode_name)]
-    mode: String,
+    /// power-of-two, least-loaded, ..., replica-least-loaded; a wrong name lists
+    /// them all) [default: least-loaded; with --nats, replica-least-loaded,
+    /// which counts the other replicas' load at half its own so that replicas
+    /// do not all send their next requests to the same upstream].
+    #[arg(long, value_name = "NAME", value_parser = mode_name)]
+    mode: Option<String>,
     /// Consecutive failures (5xx, connect or response errors) that eject an upstream.
     #[arg(long, value_name = "N", default_value_t = 3,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -95,7 +98,10 @@ struct Serve {
         requires = "nats"
     )]
     nats_subject: String,
-    /// How often this replica publishes its summary, in ms.
+    /// How often this replica publishes its summary, in ms. Keep it at most
+    /// 1/20 of a typical request's duration (the default suits requests of
+    /// 100 ms and more): a longer period lets the replicas pile onto the same
+    /// upstreams between summaries.
     #[arg(long, value_name = "MS", default_value_t = 5, requires = "nats",
           value_parser = clap::value_parser!(u64).range(1..=60_000))]
     sync_ms: u64,
@@ -108,7 +114,7 @@ struct Serve {
 }
 
 fn mode_name(name: &str) -> Result<String, String> {
-    workerpick::Registry::new()
+    serve::registry()
         .resolve(name)
         .map(|_| name.to_string())
         .map_err(|e| e.to_string())
@@ -191,7 +197,15 @@ fn run_serve(serve: Serve) -> ExitCode {
     let config = Config {
         listen: serve.listen,
         upstreams,
-        mode: serve.mode,
+        mode: serve.mode.unwrap_or_else(|| {
+            let replicated = serve.nats.is_some();
+            let mode = if replicated {
+                workerpick::ReplicaLeastLoaded::NAME
+            } else {
+                "least-loaded"
+            };
+            mode.to_string()
+        }),
         fail_after: serve.fail_after,
         eject_for: Duration::from_millis(serve.eject_ms),
         drain_for: Duration::from_millis(serve.drain_ms),
