@@ -69,7 +69,12 @@ struct Serve {
     /// do not all send their next requests to the same upstream].
     #[arg(long, value_name = "NAME", value_parser = mode_name)]
     mode: Option<String>,
-    /// Consecutive failures (5xx, connect or response errors) that eject an upstream.
+    /// Consecutive failures (5xx, connect or response errors) that eject an
+    /// upstream. With every upstream ejected, requests go on to all of them as
+    /// if none were (panic routing): a fleet that is down answers 502 (or the
+    /// upstreams' own 5xx), not 503, so a burst of errors across the fleet
+    /// cannot stop all traffic for --eject-ms. 503 means no upstream could be
+    /// named at all, or --max-in-flight shed the request.
     #[arg(long, value_name = "N", default_value_t = 3,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     fail_after: u32,
