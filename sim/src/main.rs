@@ -92,7 +92,8 @@ struct Args {
     /// Offered load in the replica scenario, as a fraction of the fleet's capacity.
     #[arg(long, default_value_t = 0.8)]
     utilization: f64,
-    /// Requests per run in the replica scenario (0 skips it).
+    /// Requests per run in the replica scenario and in the herding check that
+    /// follows the report (0 skips both).
     #[arg(long, default_value_t = 40_000)]
     replica_requests: usize,
     /// Skip the heterogeneous-fleet scenarios (weighted fleet, scale-up).
@@ -479,16 +480,17 @@ fn main() -> ExitCode {
         sim::report::render_with(format, &config, &reports, with, timer_ns)
     );
     // Herding: the replica rule against one router, on identical and mixed workers.
-    let herding = (args.replica_requests > 0 && format == Format::Table).then(|| {
+    let replicas = config.replicas.as_ref().filter(|_| format == Format::Table);
+    let herding = replicas.map(|scenario| {
         // The default fleet's size whatever --workers says: the rule's pick is
         // a scalar pass, and the check is about that fleet.
         let h = sim::replicas::herding::Herding {
             workers: sim::replicas::herding::MIXED.len(),
             slots: args.slots,
-            service: Duration::from_secs_f64(args.service_ms / 1e3),
-            utilization: args.utilization,
-            requests: args.replica_requests,
-            seed: args.seed,
+            service: config.load.fleet.service,
+            utilization: scenario.utilization,
+            requests: scenario.requests,
+            seed: scenario.seed,
         };
         let runs = h.run();
         print!("\n{}", h.table(&runs));
