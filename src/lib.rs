@@ -89,6 +89,7 @@ mod pair;
 mod pool;
 mod registry;
 mod remap;
+mod replica;
 mod reports;
 mod request;
 mod reservation;
@@ -124,6 +125,7 @@ pub use pair::{
 };
 pub use pool::{Pool, PoolStats};
 pub use registry::{Params, Registry};
+pub use replica::ReplicaLeastLoaded;
 pub use reports::{DEFAULT_REPORT_MAX_AGE, MAX_REPORTED_LOAD, Summary};
 pub use request::Request;
 pub use reservation::Reservation;

@@ -63,10 +63,18 @@ struct Serve {
     #[arg(long, value_name = "PATH")]
     upstreams_file: Option<std::path::PathBuf>,
     /// The mode to route in: any name the registry knows (random, round-robin,
-    /// power-of-two, least-loaded, ...; a wrong name lists them all).
-    #[arg(long, value_name = "NAME", default_value = "least-loaded", value_parser = mode_name)]
-    mode: String,
-    /// Consecutive failures (5xx, connect or response errors) that eject an upstream.
+    /// power-of-two, least-loaded, ..., replica-least-loaded; a wrong name lists
+    /// them all) [default: least-loaded; with --nats, replica-least-loaded,
+    /// which counts the other replicas' load at half its own so that replicas
+    /// do not all send their next requests to the same upstream].
+    #[arg(long, value_name = "NAME", value_parser = mode_name)]
+    mode: Option<String>,
+    /// Consecutive failures (5xx, connect or response errors) that eject an
+    /// upstream. With every upstream ejected, requests go on to all of them as
+    /// if none were (panic routing): a fleet that is down answers 502 (or the
+    /// upstreams' own 5xx), not 503, so a burst of errors across the fleet
+    /// cannot stop all traffic for --eject-ms. 503 means no upstream could be
+    /// named at all, or --max-in-flight shed the request.
     #[arg(long, value_name = "N", default_value_t = 3,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     fail_after: u32,
@@ -96,7 +104,10 @@ struct Serve {
         value_parser = nats_subject
     )]
     nats_subject: String,
-    /// How often this replica publishes its summary, in ms.
+    /// How often this replica publishes its summary, in ms. Keep it at most
+    /// 1/20 of a typical request's duration (the default suits requests of
+    /// 100 ms and more): a longer period lets the replicas pile onto the same
+    /// upstreams between summaries.
     #[arg(long, value_name = "MS", default_value_t = 5, requires = "nats",
           value_parser = clap::value_parser!(u64).range(1..=60_000))]
     sync_ms: u64,
@@ -109,7 +120,7 @@ struct Serve {
 }
 
 fn mode_name(name: &str) -> Result<String, String> {
-    workerpick::Registry::new()
+    serve::registry()
         .resolve(name)
         .map(|_| name.to_string())
         .map_err(|e| e.to_string())
@@ -203,7 +214,15 @@ fn run_serve(serve: Serve) -> ExitCode {
     let config = Config {
         listen: serve.listen,
         upstreams,
-        mode: serve.mode,
+        mode: serve.mode.unwrap_or_else(|| {
+            let replicated = serve.nats.is_some();
+            let mode = if replicated {
+                workerpick::ReplicaLeastLoaded::NAME
+            } else {
+                "least-loaded"
+            };
+            mode.to_string()
+        }),
         fail_after: serve.fail_after,
         eject_for: Duration::from_millis(serve.eject_ms),
         drain_for: Duration::from_millis(serve.drain_ms),

@@ -27,7 +27,7 @@ use tokio::net::TcpListener;
 use workerpick::service::{
     Admission, BoxError, Forward, HttpClient, HyperRoute, OnBodyEnd, Route, Upstreams, http_client,
 };
-use workerpick::{Pool, Registry, WorkerInfo};
+use workerpick::{Pool, Registry, ReplicaLeastLoaded, WorkerInfo};
 
 /// One `--upstream`: `host:port`, optionally `=CAP` (its capacity weight).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -121,7 +121,7 @@ pub struct Config {
     pub listen: SocketAddr,
     /// The upstreams, each with its capacity.
     pub upstreams: Vec<UpstreamSpec>,
-    /// The registry name of the mode it routes in.
+    /// The name of the mode it routes in, as [`registry`] knows it.
     pub mode: String,
     /// Consecutive failures (5xx answers, connect or response errors) that
     /// mark an upstream unhealthy.
@@ -377,13 +377,28 @@ impl<F: Future<Output = Result<Proxied, Infallible>> + Unpin> Future for Answer<
     }
 }
 
+/// The modes `serve` routes in: the registry's built-ins and
+/// [`ReplicaLeastLoaded`](workerpick::ReplicaLeastLoaded) (`replica-least-loaded`,
+/// with an optional `discount` parameter), the default for replicas.
+pub fn registry() -> Registry {
+    let mut registry = Registry::new();
+    registry
+        .register(ReplicaLeastLoaded::NAME, |params| {
+            params.expect_only(ReplicaLeastLoaded::NAME, &["discount"])?;
+            match params.get_u32("discount")? {
+                Some(discount) => ReplicaLeastLoaded::with_discount(discount),
+                None => Ok(ReplicaLeastLoaded::new()),
+            }
+        })
+        .expect("not a built-in's name");
+    registry
+}
+
 /// Serves `config` until SIGTERM or ctrl-c, then stops accepting, lets the
 /// requests in flight finish (for at most `drain_for`) and returns. `ready`
 /// receives the bound address once connections are accepted.
 pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::Result<()> {
-    let selector = Registry::new()
-        .resolve(&config.mode)
-        .map_err(std::io::Error::other)?;
+    let selector = registry().resolve(&config.mode).map_err(std::io::Error::other)?;
     let pool = Arc::new(Pool::new());
     for u in &config.upstreams {
         pool.insert_with(Addr(u.authority.clone()), WorkerInfo::new().capacity(u.capacity))
@@ -482,6 +497,22 @@ mod tests {
         assert_eq!(read_upstreams("# none\n\n").unwrap_err(), "lists no upstream");
         let bad = read_upstreams("10.0.0.1:8000\n10.0.0.2\n").unwrap_err();
         assert!(bad.starts_with("line 2: "), "{bad}");
+    }
+
+    #[test]
+    fn the_replica_mode_is_known_by_name_with_its_discount() {
+        let registry = registry();
+        let rule = registry.resolve("replica-least-loaded").unwrap();
+        assert_eq!(rule.name(), "replica-least-loaded");
+        let params = workerpick::Params::new().set("discount", 4);
+        assert!(registry.resolve_with("replica-least-loaded", &params).is_ok());
+        let zero = workerpick::Params::new().set("discount", 0);
+        let e = registry
+            .resolve_with("replica-least-loaded", &zero)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("discount"), "{e}");
+        assert!(registry.resolve("least-loaded").is_ok());
     }
 
     #[test]

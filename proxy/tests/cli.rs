@@ -117,6 +117,12 @@ fn help_prints_usage_and_exits_0() {
         assert!(!killed && code == Some(0), "{args:?}: {stdout:?} {stderr:?}");
         assert!(stdout.contains("--requests"), "{args:?}: {stdout}");
     }
+    // serve's help says what a dead fleet answers, and the replicas' default mode.
+    let (code, stdout, _, _) = proxy(&["serve", "--help"], Duration::from_secs(5));
+    assert_eq!(code, Some(0));
+    let text = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.contains("a fleet that is down answers 502"), "{stdout}");
+    assert!(text.contains("with --nats, replica-least-loaded"), "{stdout}");
 }
 
 #[test]

@@ -35,8 +35,13 @@
 //!   number) is ignored. The bus echoes a replica's own summaries back to it:
 //!   `apply_summary` recognises them and ignores them.
 //!
-//! Keep the period well under the requests' service time, and the age limit
-//! several periods long (a summary lost must not age a live peer out).
+//! Keep the period at most 1/20 of the requests' service time, the age limit
+//! several periods long (a summary lost must not age a live peer out), and
+//! pick with [`workerpick::ReplicaLeastLoaded`]: replicas that pick with plain
+//! least-loaded over summaries a period old send their next requests to the
+//! same worker at once (herding); weighing each replica's own bookings above
+//! its peers' keeps 4 replicas within 10 % of one router's p99 in workerpick's
+//! simulator, with that period. tokio's timer ticks no finer than 1 ms.
 
 use bytes::Bytes;
 use futures_util::StreamExt;

@@ -3,7 +3,7 @@
 //! to the fleet.
 //!
 //! ```text
-//! cargo run --release -p workerpick-sim              # every mode, ~12 s
+//! cargo run --release -p workerpick-sim              # every mode, ~30 s
 //! cargo run --release -p workerpick-sim -- --help    # the knobs
 //! cargo run --release -p workerpick-sim -- --modes least-loaded,random --plot load.svg
 //! cargo run --release -p workerpick-sim -- --llm-plot llm.svg
@@ -92,7 +92,8 @@ struct Args {
     /// Offered load in the replica scenario, as a fraction of the fleet's capacity.
     #[arg(long, default_value_t = 0.8)]
     utilization: f64,
-    /// Requests per run in the replica scenario (0 skips it).
+    /// Requests per run in the replica scenario and in the herding check that
+    /// follows the report (0 skips both).
     #[arg(long, default_value_t = 40_000)]
     replica_requests: usize,
     /// Skip the heterogeneous-fleet scenarios (weighted fleet, scale-up).
@@ -489,6 +490,23 @@ fn main() -> ExitCode {
         "{}",
         sim::report::render_with(format, &config, &reports, with, timer_ns)
     );
+    // Herding: the replica rule against one router, on identical and mixed workers.
+    let replicas = config.replicas.as_ref().filter(|_| format == Format::Table);
+    let herding = replicas.map(|scenario| {
+        // The default fleet's size whatever --workers says: the rule's pick is
+        // a scalar pass, and the check is about that fleet.
+        let h = sim::replicas::herding::Herding {
+            workers: sim::replicas::herding::MIXED.len(),
+            slots: args.slots,
+            service: config.load.fleet.service,
+            utilization: scenario.utilization,
+            requests: scenario.requests,
+            seed: scenario.seed,
+        };
+        let runs = h.run();
+        print!("\n{}", h.table(&runs));
+        runs
+    });
     if !args.no_sessions && format == Format::Table {
         let scenario = sim::sessions::Sessions {
             seed: args.seed,
@@ -544,6 +562,15 @@ fn main() -> ExitCode {
     }
     let mut broken = sim::violations(&reports);
     broken.extend(fleet.violations());
+    for r in herding.iter().flatten() {
+        for (_, run) in &r.runs {
+            broken.extend(
+                run.violations()
+                    .into_iter()
+                    .map(|v| format!("herding, {} workers, {v}", r.fleet)),
+            );
+        }
+    }
     for v in &broken {
         eprintln!("simulate: invariant broken: {v}");
     }

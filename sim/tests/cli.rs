@@ -240,8 +240,20 @@ fn the_replica_scenario_runs_for_load_aware_modes_and_can_be_skipped() {
         "{out}"
     );
     assert!(!out.contains("random, 4 replicas"), "{out}");
+    // The herding check follows, on identical and mixed workers, with its verdict.
+    assert!(out.contains("Herding: 4 router replicas"), "{out}");
+    // --service-ms 0.2: the rule syncs every 1/20 of it.
+    assert!(
+        out.contains("replica-least-loaded, synced every 0.01 ms (the rule)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("The rule, replica-least-loaded synced every 0.01 ms (1/20"),
+        "{out}"
+    );
     let out = with(&["--modes", "least-loaded", "--replica-requests", "0"]);
     assert!(!out.contains("== 6)"), "{out}");
+    assert!(!out.contains("Herding"), "{out}");
     let out = with(&["--modes", "random", "--replica-requests", "400"]);
     assert!(!out.contains("== 6)"), "{out}");
 }
