@@ -17,6 +17,9 @@
 //! | [`DeviceAware`] | a full cache hit first (least loaded, books nothing), else the least-loaded CPU or accelerator by the CPU ratio | yes, except a full cache hit |
 //! | [`Affinity`] | the request key's first worker on a consistent-hash ring within `⌈(1 + ε)·(total + 1)/n⌉` (pools that call [`Pool::enable_affinity`]) | yes; CAS-validated booking |
 //! | [`Cost`] | the least `load − α·credit` (cache credit from [`CacheHits`]), or a range-normalised softmax over it; CAS-validated booking | yes |
+//! | [`LatencyPowerOfTwo`] | as power-of-two, comparing the peak-EWMA round trip × (load + 1) ([`Pool::with_latency`]) | yes; CAS-validated booking |
+//! | [`LatencyLeastLoaded`] | the least round trip × (load + 1) over all candidates | yes; CAS-validated booking |
+//! | [`ReplicaLeastLoaded`] | least `own + reported ÷ d` (`d` = 2 by default): a replica's exact bookings over its peers' stale reports, against herding | yes; CAS-validated booking |
 //!
 //! ```
 //! use workerpick::{LeastLoaded, Pool, PowerOfTwo, Request};
@@ -89,7 +92,6 @@ mod pair;
 mod pool;
 mod registry;
 mod remap;
-mod replica;
 mod reports;
 mod request;
 mod reservation;
@@ -125,7 +127,6 @@ pub use pair::{
 };
 pub use pool::{Pool, PoolStats};
 pub use registry::{Params, Registry};
-pub use replica::ReplicaLeastLoaded;
 pub use reports::{DEFAULT_REPORT_MAX_AGE, MAX_REPORTED_LOAD, Summary};
 pub use request::Request;
 pub use reservation::Reservation;

@@ -638,10 +638,10 @@ fn builtin(canonical: &str) -> Option<(&'static str, Rule)> {
     })
 }
 
-/// The affinity, cost and latency-aware modes are listed (every registry
+/// The affinity, cost, latency-aware and replica modes are listed (every registry
 /// resolves them) but no name in [`NAMES`] spells them, so no resolved pick
 /// uses them; the cost mode is modelled through its own op, [`Op::CostReserve`].
-const BUILTIN_NAMES: [&str; 9] = [
+const BUILTIN_NAMES: [&str; 10] = [
     "random",
     "round-robin",
     "least-loaded",
@@ -651,6 +651,7 @@ const BUILTIN_NAMES: [&str; 9] = [
     "cost",
     "latency-power-of-two",
     "latency-least-loaded",
+    "replica-least-loaded",
 ];
 
 impl Model {

@@ -217,7 +217,7 @@ fn run_serve(serve: Serve) -> ExitCode {
         mode: serve.mode.unwrap_or_else(|| {
             let replicated = serve.nats.is_some();
             let mode = if replicated {
-                workerpick::ReplicaLeastLoaded::NAME
+                workerpick::Mode::ReplicaLeastLoaded.name()
             } else {
                 "least-loaded"
             };

@@ -27,7 +27,7 @@ use tokio::net::TcpListener;
 use workerpick::service::{
     Admission, BoxError, Forward, HttpClient, HyperRoute, OnBodyEnd, Route, Upstreams, http_client,
 };
-use workerpick::{Pool, Registry, ReplicaLeastLoaded, WorkerInfo};
+use workerpick::{Pool, Registry, WorkerInfo};
 
 /// One `--upstream`: `host:port`, optionally `=CAP` (its capacity weight).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -377,21 +377,12 @@ impl<F: Future<Output = Result<Proxied, Infallible>> + Unpin> Future for Answer<
     }
 }
 
-/// The modes `serve` routes in: the registry's built-ins and
-/// [`ReplicaLeastLoaded`](workerpick::ReplicaLeastLoaded) (`replica-least-loaded`,
-/// with an optional `discount` parameter), the default for replicas.
+/// The modes `serve` routes in: the registry's built-ins, among them
+/// [`ReplicaLeastLoaded`](workerpick::ReplicaLeastLoaded)
+/// (`replica-least-loaded`, with an optional `discount` parameter), the
+/// default for replicas.
 pub fn registry() -> Registry {
-    let mut registry = Registry::new();
-    registry
-        .register(ReplicaLeastLoaded::NAME, |params| {
-            params.expect_only(ReplicaLeastLoaded::NAME, &["discount"])?;
-            match params.get_u32("discount")? {
-                Some(discount) => ReplicaLeastLoaded::with_discount(discount),
-                None => Ok(ReplicaLeastLoaded::new()),
-            }
-        })
-        .expect("not a built-in's name");
-    registry
+    Registry::new()
 }
 
 /// Serves `config` until SIGTERM or ctrl-c, then stops accepting, lets the

@@ -47,6 +47,8 @@ macro_rules! builtins {
             LatencyPowerOfTwo(latency_power_of_two) "latency-power-of-two" | "latency-p2c" | "peak-ewma" | "peak-ewma-p2c";
             /// [`LatencyLeastLoaded`](crate::LatencyLeastLoaded): the minimum latency × load.
             LatencyLeastLoaded(latency_least_loaded) "latency-least-loaded" | "peak-ewma-least-loaded";
+            /// [`ReplicaLeastLoaded`](crate::ReplicaLeastLoaded): own bookings over peers' stale reports.
+            ReplicaLeastLoaded(replica_least_loaded) "replica-least-loaded" | "replica-ll";
         }
     };
 }

@@ -11,7 +11,7 @@ use crate::engine::Fleet;
 use crate::stats::ms;
 use std::fmt::Write;
 use std::time::Duration;
-use workerpick::{DeviceKind, LeastLoaded, ReplicaLeastLoaded, Selector};
+use workerpick::{DeviceKind, LeastLoaded, Mode, ReplicaLeastLoaded, Selector};
 
 /// The slow sync period, as a fraction of the mean service time (1 ms at 2 ms).
 pub const SLOW: f64 = 0.5;
@@ -195,9 +195,9 @@ impl Herding {
             Row::OneRouter => "one router, least-loaded".into(),
             Row::Local => "local counts only".into(),
             Row::NaiveSlow => format!("least-loaded, {}", every(SLOW)),
-            Row::RuleSlow => format!("{}, {}", ReplicaLeastLoaded::NAME, every(SLOW)),
+            Row::RuleSlow => format!("{}, {}", Mode::ReplicaLeastLoaded.name(), every(SLOW)),
             Row::NaiveFast => format!("least-loaded, {}", every(FAST)),
-            Row::Rule => format!("{}, {} (the rule)", ReplicaLeastLoaded::NAME, every(FAST)),
+            Row::Rule => format!("{}, {} (the rule)", Mode::ReplicaLeastLoaded.name(), every(FAST)),
         }
     }
 
@@ -213,7 +213,7 @@ impl Herding {
             self.utilization * 100.0,
             self.requests,
             self.seed,
-            ReplicaLeastLoaded::NAME,
+            Mode::ReplicaLeastLoaded.name(),
             ReplicaLeastLoaded::new().discount(),
         );
         let _ = write!(o, "{:<52}", "who picks, how the replicas share");
@@ -252,7 +252,7 @@ impl Herding {
             .join(", ");
         format!(
             "The rule, {} synced every {} ms ({} of the service time): p99 {each} against one router ({} the {:.0}% target).\n",
-            ReplicaLeastLoaded::NAME,
+            Mode::ReplicaLeastLoaded.name(),
             ms(self.period(FAST)),
             fraction(FAST),
             if met { "meets" } else { "misses" },

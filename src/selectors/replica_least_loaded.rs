@@ -5,7 +5,7 @@
 
 use crate::context::{Context, Slot};
 use crate::error::Error;
-use crate::selector::{Choice, Selector};
+use crate::selectors::{Builtin, Choice, Configure, Selector};
 
 /// Least-loaded over `discount × own + reported`: this pool's own in-flight
 /// count at full weight, load reported from outside (peer replicas'
@@ -41,9 +41,6 @@ pub struct ReplicaLeastLoaded {
 }
 
 impl ReplicaLeastLoaded {
-    /// The name the proxy and the simulator register it under.
-    pub const NAME: &'static str = "replica-least-loaded";
-
     /// The largest discount: reported load then barely counts.
     pub const MAX_DISCOUNT: u32 = 1 << 16;
 
@@ -94,6 +91,22 @@ impl Selector for ReplicaLeastLoaded {
     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
         // Healthy candidates first; if none is, all of them (as every mode does).
         self.least(cx, true).or_else(|| self.least(cx, false))
+    }
+
+    #[inline(always)]
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        Some(self.into())
+    }
+}
+
+impl Configure for ReplicaLeastLoaded {
+    const PARAMETERS: &'static [&'static str] = &["discount"];
+
+    fn configure(param: impl Fn(&str) -> Result<Option<u32>, Error>) -> Result<Self, Error> {
+        match param("discount")? {
+            Some(discount) => Self::with_discount(discount),
+            None => Ok(Self::new()),
+        }
     }
 }
 
