@@ -58,7 +58,7 @@ impl WorkerInfo {
     /// worker takes relative to the others (an 8-GPU node beside 2-GPU
     /// ones: 4 and 1). Every mode honours it: random and round-robin pick in
     /// proportion to it, power-of-two and least-loaded compare load ÷ capacity
-    /// (see [`docs::design`](crate::docs::design), "Capacity weights"). A pool
+    /// (see [`docs::fleets`](crate::docs::fleets), "Capacity weights"). A pool
     /// whose workers all have the same capacity picks exactly as an
     /// unweighted one. Out-of-range values are refused when the info is
     /// given to the pool.

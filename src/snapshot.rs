@@ -19,7 +19,7 @@ pub(crate) fn padded(slots: usize) -> usize {
 ///
 /// The writer keeps a clone per published snapshot; a removed worker's slot is
 /// reused only once every snapshot that still named it is gone (the
-/// stale-pick hazard of [`docs::design`](crate::docs::design): a stale pick
+/// stale-pick hazard of [`docs::sets`](crate::docs::sets): a stale pick
 /// never charges the slot's next owner).
 pub(crate) struct Liveness {
     pub(crate) epoch: u64,

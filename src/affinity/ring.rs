@@ -2,7 +2,7 @@
 //! candidate's [`POINTS`] points, sorted, with a bucket index that makes a
 //! key's first point (and its owner: one word) one load and a short forward
 //! step away. See
-//! [`docs::design`](crate::docs::design) ("Bounded-load affinity").
+//! [`docs::affinity`](crate::docs::affinity) ("Bounded-load affinity").
 
 use crate::sync::CachePadded;
 use crate::sync::atomic::{AtomicU64, Ordering};

@@ -1,6 +1,6 @@
 //! [`Sessions`]: a session's requests go to the worker its first request
 //! went to, while that worker is there and the session is not idle past its
-//! TTL. See [`docs::design`](crate::docs::design) ("Session bindings").
+//! TTL. See [`docs::affinity`](crate::docs::affinity) ("Session bindings").
 
 use crate::context::{Context, Slot};
 use crate::error::Error;

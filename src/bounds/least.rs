@@ -1,27 +1,11 @@
 //! The summarised least-loaded pick: the flat scan's answer, reading the
-//! per-block lower bounds (`bounds::loads`) and only the blocks at the
-//! least of them, instead of every counter.
-//!
-//! The pick's lanes `0..n` are cut into blocks; the last may reach past `n`
-//! (lanes the snapshot does not scan: never a candidate, but their counters
-//! count towards the block's bound, see `docs::design`). Let `lo` be the least
-//! bound. Every lane's effective value (counter `|` exclusion) is at least its
-//! block's bound, so at least `lo`; a lane holding `lo` is therefore at the
-//! global minimum, and every lane at the global minimum then lies in a block
-//! whose bound is `lo`.
-//!
-//! The pick first tries a lane drawn uniformly over all `n` at the floor (a
-//! bound on every counter of the blocks it covers, at most `lo`): a try that
-//! finds it is uniform among the ties, and an idle or balanced pool ends
-//! there, without reading the bounds. Otherwise it reads the bounds, raises
-//! the floor to `lo` if it was below, and tries again at `lo`, up to
-//! [`SAMPLES`] times in all if more than 8 blocks are at `lo`. If the tries miss, it counts
-//! the ties at `lo` in the blocks whose bound is `lo`, draws one, and finds
-//! it. A block at `lo` whose least counter is higher gets its bound raised on
-//! the way; if no tie was found but a bound was raised, `lo` was stale and the
-//! pick starts over (a few times). If no tie is found and no bound could be
-//! raised, a block at `lo` owes its bound to a lane the pick may not return (a
-//! draining worker, or one outside the candidates): the caller scans flat.
+//! per-block lower bounds (`bounds::loads`) and only the blocks at the least
+//! of them. Every lane is at least its block's bound, so every lane at the
+//! global minimum lies in a block at the least bound. An idle or balanced
+//! pool's pick is one try at the floor; otherwise it reads the bounds,
+//! raises stale ones, and counts and draws the ties. `None` sends the caller
+//! to the flat scan. The walk, step by step:
+//! [`docs::bounds`](crate::docs::bounds), "The summarised pick".
 
 use super::loads::{Floor, LoadBounds, SUMMARISED_LANES};
 use super::tied::Tied;

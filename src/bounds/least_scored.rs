@@ -1,31 +1,10 @@
-//! The weighted summarised least-loaded pick: the weighted scan's answer for a
-//! request of weight 1, reading per-block lower bounds on the lanes' scores
-//! (`bounds::scores`) and only the blocks at the least of them, instead of
-//! every lane's score.
-//!
-//! The argument is that of `bounds::least`, over scores: every lane's score is
-//! at least its block's bound, so at least the least bound `lo`; a lane
-//! scoring `lo` is therefore at the global minimum, and every lane at the
-//! global minimum lies in a block whose bound is `lo`. Bounds tagged with
-//! another version of the factors than the pick's count as 0 (nothing known).
-//!
-//! The pick first tries one lane at the floor of the bounds (at most every
-//! bound; `bounds::scores`), before it reads any bound: in an idle or
-//! balanced pool that is the pick. Otherwise it reads the bounds (raising the
-//! floor if it was below them), then tries lanes drawn uniformly for one
-//! scoring `lo` (each accepted try is uniform among the ties; an idle or
-//! balanced pool ends there). It draws among the candidates whose factor is
-//! at most `lo`, not over all lanes: a lane's score is at least its factor,
-//! so the others cannot tie, and in an idle pool only the largest capacity's
-//! lanes are left (a quarter of them over capacities 4:2:1:1), every one at
-//! `lo`. If every try misses, it counts the ties at
-//! `lo` in the blocks whose bound is `lo` (or is unknown) and raises the bound
-//! of each that holds none and whose least score is higher, then draws one tie
-//! and finds it; if none was found but a bound was raised, `lo` was stale and
-//! it starts over. Otherwise it answers `None` and the caller scans flat: the
-//! least is above the scores the bounds may hold exactly, more blocks are at
-//! `lo` than it counts, or a block owes its bound to a lane the pick may not
-//! return (a draining worker).
+//! The weighted summarised least-loaded pick: the weighted scan's answer for
+//! a request of weight 1, reading the bounds on scores (`bounds::scores`) and
+//! only the blocks at the least of them. The argument is `bounds::least`'s,
+//! over scores; it draws only among candidates whose factor is at most the
+//! least bound. It answers `None` (the caller scans flat) when the bounds
+//! cannot settle the pick. The walk, step by step:
+//! [`docs::bounds`](crate::docs::bounds), "The weighted summarised pick".
 
 use super::loads::SUMMARISED_LANES;
 use super::scores::{self, Scores, Tagged};

@@ -1,19 +1,10 @@
 //! Per-block lower bounds on the in-flight counters, for the summarised
-//! least-loaded pick (`bounds::least`).
-//!
-//! The counters are cut into blocks of `1 << shift` lanes; cell `b` holds a
-//! value that is never above the least counter of block `b` (the invariant,
-//! with its proof, is in [`docs::design`](crate::docs::design)). Releases lower
-//! a cell ([`LoadBounds::lowered`]); bookings never touch it; a pick that finds a
-//! block's least counter above its cell raises the cell by compare-and-swap
-//! from the value it read ([`LoadBounds::raise`]). Above the cells one more
-//! value, the floor, is never above the least counter of the blocks it
-//! covers (nor, once settled, above their least cell): kept by the same rules (every
-//! lowering of a cell is followed by one of the floor; picks raise it by
-//! compare-and-swap, [`LoadBounds::raise_floor`]), it lets an idle or balanced
-//! pool's pick try a lane without reading the cells. Only pools with room for
-//! [`SUMMARISED_SLOTS`] slots or more keep a bounds; the others pay nothing
-//! on release but a branch on the pool's constant.
+//! least-loaded pick (`bounds::least`): a cell per block of `1 << shift`
+//! lanes, never above its block's least counter, and a floor above the cells.
+//! Releases lower them ([`LoadBounds::lowered`]), picks raise them by
+//! compare-and-swap ([`LoadBounds::raise`], [`LoadBounds::raise_floor`]).
+//! Only pools with room for [`SUMMARISED_SLOTS`] slots keep them. The
+//! invariant and its proof: [`docs::bounds`](crate::docs::bounds).
 
 use super::raise::{second_look, swap, swap_wide};
 use super::scores::Scores;
@@ -23,7 +14,7 @@ use crate::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use crate::sync::{AtomicArray, CachePadded};
 
 /// The scan length from which a pick uses the bounds (below it, the flat scan
-/// is faster; see `docs::design` for the measurements). Under loom, the
+/// is faster; see `docs::bounds` for the measurements). Under loom, the
 /// 8-slot model pools.
 pub(crate) const SUMMARISED_LANES: usize = if cfg!(loom) { 8 } else { 1024 };
 

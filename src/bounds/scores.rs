@@ -1,37 +1,11 @@
-//! Per-block lower bounds on the weighted least-loaded scores, for the
-//! weighted summarised pick (`bounds::least_scored`): the counters' bounds
-//! (`bounds::loads`) say nothing of `(load + 1) · L / c`, whose order is
-//! not the counters' order.
-//!
-//! A score depends on the capacities, which change while requests fly (a
-//! capacity set at run time, slow start's ramp), and every capacity change may
-//! change `L`, and so every lane's factor. So each bound is tagged with the
-//! *version* of the factors it was computed under, and so is each slot's
-//! factor, as releases read it:
-//!
-//! - the writer installs a snapshot's factors under a new version before it
-//!   publishes the snapshot ([`Scores::install`]): one tagged factor per lane;
-//! - a pick of version `v` trusts a bound tagged `v` and reads any other as 0
-//!   (nothing known); it raises a bound by compare-and-swap from the tagged
-//!   value it read, so a raise computed under one version never lands on a
-//!   bound another version has written since;
-//! - a release whose slot's factor is tagged as the bound of its block lowers
-//!   the bound to the slot's new score; one whose factor has another tag
-//!   lowers the bound to 0. Lowering is always safe: 0 bounds everything.
-//! - above the bounds, one tagged floor follows the same rules one level up
-//!   (as the counters' floor does): every lowering of a bound is followed by
-//!   one of the floor; picks raise it by compare-and-swap, then look at the
-//!   bounds again.
-//!
-//! Bounds are of `min(score, u32::MAX)` for the exact score
-//! `(load + 1) · factor` (a request of weight 1, the default: heavier requests
-//! scan flat). The scan's scores clamp the load (`weighting`), which only
-//! lowers them, so a block's least clamped score is a valid bound too.
-//! Versions are 32 bits and never 0; one would be reused after 2³² changes of
-//! the factors, while a pick of the first still runs.
-//!
-//! The invariant, and why the raise's second look keeps it, are in
-//! [`docs::design`](crate::docs::design).
+//! Per-block lower bounds on the weighted least-loaded scores
+//! `(load + 1) · L / c`, whose order is not the counters': for the weighted
+//! summarised pick (`bounds::least_scored`). Each bound and each slot's
+//! factor carries the *version* of the factors it was computed under, so a
+//! capacity change never makes a stale bound look valid; a pick trusts only
+//! its own version's bounds, a release lowers to 0 on a mismatch. The rules
+//! and their proof: [`docs::bounds`](crate::docs::bounds), "Bounds on weighted
+//! scores".
 
 use super::raise::{second_look, swap_wide};
 use crate::sync::CachePadded;

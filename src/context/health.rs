@@ -1,6 +1,6 @@
 //! Health as a pick sees it, and the draws that pass unhealthy candidates
 //! over: shared by the modes (each mode's own rule is in its file).
-//! See [`docs::design`](crate::docs::design), "Health".
+//! See [`docs::fleets`](crate::docs::fleets), "Health".
 
 use super::{Context, Slot};
 use crate::candidates::Candidates;

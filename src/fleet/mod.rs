@@ -1,6 +1,6 @@
 //! Slow start: the ramp of a new worker's capacity, and the pool's clock
 //! for its steps (the pool's methods for capacities, slow start, draining and
-//! health are in `fleet/api.rs`; health itself is a load signal, `load::health`).
+//! health are in `pool/fleet.rs`; health itself is a load signal, `load::health`).
 
 pub(crate) mod slow_start;
 

@@ -1,25 +1,11 @@
 //! Health, without a new snapshot: an unhealthy worker's counter carries
-//! [`UNHEALTHY_LOAD`] more load, so the SIMD scan, the two-choice comparison
-//! and custom selectors reading `Context::load` pass it over in the pass they
-//! already make. Every built-in mode checks its answer's mark only while some
-//! worker is marked (one load of a pool-wide count otherwise), and answers
-//! exactly when the penalty did not keep it off (each mode's file, e.g. `selectors::least_loaded::health`).
-//!
-//! When every candidate is unhealthy, picks go to all of them as if none were
-//! (by own load, for load-aware modes): Envoy's panic routing, the choice
-//! that keeps serving when the health signal is what failed.
-//!
-//! The penalty is kept per slot beside the counter (as reported load is), so
-//! the pool's views of its own bookings subtract it, and marking healthy takes
-//! out exactly what marking added. The mark itself never depends on room in
-//! the counter: a counter too full for the whole penalty takes what fits, the
-//! slot counts as short, and marking it again adds what fits of the rest (the
-//! load-aware picks check their answer's mark meanwhile, so a short mark is
-//! passed over all the same: see the modes' files). A pick never takes the
-//! report lock to top a mark up: the picks would then change the counters
-//! behind the writers' backs. Transitions
-//! hold the report lock (they change the counter's non-booked part, as reports
-//! do); marking a worker that is already marked is one load and returns.
+//! [`UNHEALTHY_LOAD`] more load, so scans and comparisons pass it over in the
+//! pass they already make; each mode checks its answer's mark while some
+//! worker is marked (the feature word's `MARKED` bit). When every candidate
+//! is unhealthy, picks go to all of them as if none were (panic routing).
+//! The penalty is kept per slot beside the counter, so own bookings stay
+//! exact. Marks, short marks and transitions:
+//! [`docs::fleets`](crate::docs::fleets), "Health marks in the counter".
 
 use crate::storage::counters::Counters;
 use crate::storage::features::Features;

@@ -2,7 +2,7 @@
 //! reported load and the health penalty share one counter per worker
 //! ([`reported`], [`health`]); capacity scales it ([`ratio`]); latency
 //! multiplies it ([`latency`]); a request's cache credit subtracts from it
-//! ([`credit`]). See [`docs::design`](crate::docs::design), "Load signals".
+//! ([`credit`]). See [`docs::load`](crate::docs::load).
 
 pub(crate) mod credit;
 pub(crate) mod health;

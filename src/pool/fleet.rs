@@ -89,7 +89,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// every failed request (marking an unhealthy worker unhealthy again is
     /// one load). Unhealthy workers are passed over by every mode while any
     /// candidate is healthy; when none is, picks go to all of them (see
-    /// [`docs::design`](crate::docs::design), "Health").
+    /// [`docs::fleets`](crate::docs::fleets), "Health").
     ///
     /// ```
     /// use workerpick::{LeastLoaded, Pool, RoundRobin};

@@ -36,7 +36,7 @@ const REFRESH: u32 = 8;
 /// compare-and-swap, as for [`LeastLoaded`](crate::LeastLoaded)). In pools
 /// of 64 candidates or more, unmasked picks read a cached total that each
 /// pick rescans with probability `8/n`; see
-/// [`docs::design`](crate::docs::design) for why and how stale it can be.
+/// [`docs::affinity`](crate::docs::affinity) for why and how stale it can be.
 ///
 /// ```
 /// use workerpick::{Affinity, Pool, Request};

@@ -1,15 +1,10 @@
-//! The plug-in point, [`Selector`]: one object-safe trait that the built-in
-//! modes and custom policies implement alike; the answer it gives,
-//! [`Choice`]; the built-in modes, and the one list that declares them. The
-//! trait lives beside the list because its hidden hook names the built-ins.
-//!
-//! A new built-in is its own file here (the type, its `Selector` impl, its
-//! `Configure` impl) plus one line in [`builtins!`]. The list feeds every
-//! place that must know all built-ins: the modules and re-exports below (and
-//! the crate root's, through [`reexport!`]), the
-//! [`Builtin`] dispatch enum, the devirtualising match of the pick path, and
-//! [`Mode`](crate::Mode) with its names, aliases and parameters (and through
-//! it the registry).
+//! The plug-in point, [`Selector`], which built-ins and custom policies
+//! implement alike; its answer, [`Choice`]; the built-in modes and the one
+//! list that declares them ([`builtins!`]). The trait lives beside the list
+//! because its hidden hook names the built-ins. A new built-in is its own
+//! file here plus one entry in the list, which feeds the modules, the
+//! re-exports, the [`Builtin`] dispatch enum, [`Mode`](crate::Mode) and the
+//! registry. See [`docs::design`](crate::docs::design), "The mode list".
 
 mod choice;
 

@@ -87,7 +87,7 @@ impl Configure for PowerOfTwo {}
 
 /// The rule's weighted form, and its answer when the winner is unhealthy:
 /// exact, by health first and then by the worker's own load (the penalty
-/// taken out), as on a healthy fleet (see [`docs::design`](crate::docs::design), "Health").
+/// taken out), as on a healthy fleet (see [`docs::fleets`](crate::docs::fleets), "Health").
 impl<'a> Context<'a> {
     /// Weighted power-of-two, a path apart from the unweighted one (sharing
     /// the tail cost the unweighted pick ~4 instructions): the pair drawn by

@@ -1,7 +1,7 @@
 //! Least-loaded for router replicas that share load (replica summaries or
 //! workers' reports): this router's own bookings, which it knows exactly, weigh
 //! more than the others' reported load, which is a sync period old. See
-//! [`docs::design`](crate::docs::design), "Reported load".
+//! [`docs::load`](crate::docs::load), "Reported load".
 
 use crate::context::{Context, Slot};
 use crate::error::Error;

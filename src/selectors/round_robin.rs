@@ -8,7 +8,7 @@ use crate::sync::atomic::{AtomicUsize, Ordering};
 ///
 /// In a weighted pool the cursor walks a smooth schedule in which each worker
 /// has turns in proportion to its capacity, spread evenly (see
-/// [`docs::design`](crate::docs::design), "Capacity weights"). Unhealthy
+/// [`docs::fleets`](crate::docs::fleets), "Capacity weights"). Unhealthy
 /// workers are passed over (their turn goes to the next healthy worker)
 /// while any candidate is healthy.
 ///

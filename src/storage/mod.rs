@@ -1,16 +1,10 @@
 //! Storage that outlives every reservation: per-slot in-flight counters
-//! ([`counters`]), the worker key that owns each slot and a pin count for
-//! uncharged reservations ([`keys`]), and the bookings made on them.
-//!
-//! The counters are one contiguous array sized for the pool's worker limit,
-//! allocated zeroed up front (untouched pages cost no memory on Linux) and
-//! never moved or freed while the pool lives. Growing the set therefore never
-//! moves a counter and cannot lose a decrement (the growth hazard of
-//! [`docs::design`](crate::docs::design)), reservations reach their counter
-//! with one index, and the least-loaded scan reads one packed slice. Keys are
-//! kept in chunks allocated as the set grows. Slots are *reused*, never freed;
-//! when a slot may be reused is decided by the writer (see
-//! `membership::Writer::reclaim`).
+//! ([`counters`]), the key that owns each slot and a pin count ([`keys`]),
+//! the pool's feature word ([`features`]), and the bookings made on them.
+//! The counters are one array for the pool's limit, never moved or freed,
+//! so growing the set cannot lose a decrement; slots are reused, never freed
+//! (the writer decides when: `membership::Writer::reclaim`). See
+//! [`docs::sets`](crate::docs::sets).
 
 pub(crate) mod counters;
 pub(crate) mod features;

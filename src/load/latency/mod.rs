@@ -1,15 +1,9 @@
 //! Latency: a per-worker peak-EWMA round-trip estimate, the load signal that
-//! sees a worker that is slow rather than busy (a GC pause, a degraded GPU).
-//!
-//! Opt-in per pool ([`Pool::with_latency`]); a pool without it holds no table
-//! and its picks and releases read no clock. Samples come from
-//! [`Timed`] reservations when they end, lock-free (one compare-and-swap on
-//! one packed cell); picks read a cell without writing it. How it combines
-//! with the other signals: the latency-aware modes rank by
-//! `estimate × (load + 1)`, where load is the effective load every mode sees
-//! (booked + reported), divided by capacity in a weighted pool; health and
-//! masks narrow the candidates first, as everywhere. See
-//! [`docs::design`](crate::docs::design#latency).
+//! sees a worker that is slow rather than busy. Opt-in per pool
+//! ([`Pool::with_latency`](crate::Pool::with_latency)); samples come from
+//! [`Timed`] reservations, lock-free; picks read without writing. The
+//! latency modes rank by `estimate × (load + 1)`. See
+//! [`docs::load`](crate::docs::load#latency).
 //!
 //! [`Pool::with_latency`]: crate::Pool::with_latency
 

@@ -1,6 +1,6 @@
 //! The cost mode: per candidate, load less weighted cache credit, then the
 //! minimum (`T = 0`) or a range-normalised softmax draw (`T > 0`). The rule
-//! and its arithmetic are in [`docs::design`](crate::docs::design).
+//! and its arithmetic are in [`docs::llm`](crate::docs::llm).
 
 mod pass;
 // Statistics and property tests over safe code: too slow under Miri, and the
