@@ -22,7 +22,11 @@ const PASSES: usize = 3;
 /// the start): a lane at the minimum and the minimum, ties drawn uniformly
 /// with `rng`. `None` when the caller should scan flat: fewer than
 /// [`SUMMARISED_LANES`] lanes, or no settled answer (lanes kept moving, or no
-/// tie found without raising a bound).
+/// tie found without raising a bound). A `masked` pick (an eligibility
+/// mask, not only draining workers, narrows `excluded`) stops before it
+/// would count the ties over many blocks: the bounds are over every lane, so
+/// where the mask left out the lanes at the least bound, counting would read
+/// them all and find none; the caller's flat scan answers at once instead.
 ///
 /// Out of line, with the retries: a pool without a bounds, or a small one,
 /// pays only its caller's test.
@@ -33,6 +37,7 @@ pub(crate) fn least_summarised(
     all: &[AtomicU32],
     counters: &[AtomicU32],
     excluded: Option<&[u32]>,
+    masked: bool,
     rng: &mut Rng,
 ) -> Option<(u32, u32)> {
     let n = excluded.map_or(counters.len(), |e| e.len().min(counters.len()));
@@ -40,7 +45,7 @@ pub(crate) fn least_summarised(
         return None;
     }
     for _ in 0..4 {
-        match pick(kernel, bounds, all, n, excluded, |m| rng.below(m))? {
+        match pick(kernel, bounds, all, n, excluded, masked, |m| rng.below(m))? {
             Least::Found { index, min } => return Some((index as u32, min)),
             Least::Moved => {}
             _ => return None,
@@ -58,6 +63,7 @@ fn pick(
     counters: &[AtomicU32],
     n: usize,
     excluded: Option<&[u32]>,
+    masked: bool,
     mut draw: impl FnMut(u32) -> u32,
 ) -> Option<Least> {
     let width = bounds.block_lanes();
@@ -81,7 +87,7 @@ fn pick(
             min: floor.value(),
         });
     }
-    l.settle(bounds, cells, floor, draw)
+    l.settle(bounds, cells, floor, masked, draw)
 }
 
 impl View<'_> {
@@ -107,6 +113,7 @@ impl View<'_> {
         bounds: &LoadBounds,
         cells: &[AtomicU32],
         floor: Floor,
+        masked: bool,
         mut draw: impl FnMut(u32) -> u32,
     ) -> Option<Least> {
         let (l, kernel, n, blocks) = (self, self.kernel, self.n, cells.len());
@@ -159,6 +166,12 @@ impl View<'_> {
                     Err(0) => return None,
                     Err(_) => return Some(Least::Moved),
                 }
+            }
+            if masked {
+                // Ties the mask admits may be sparse among those at `lo`:
+                // more tries, each uniform among them, before the flat scan.
+                return sample::<{ 3 * SAMPLES }>(n, |i| l.value(i), lo, &mut draw)
+                    .map(|index| Least::Found { index, min: lo });
             }
             let Counted { ties, raised, tied } = l.count(bounds, AtLo::new(kernel, cells, lo), lo);
             if ties == 0 {

@@ -252,3 +252,18 @@
 //! pool's pick try a lane without reading the cells. Only pools with room for
 //! `SUMMARISED_SLOTS` slots or more keep a bounds; the others pay nothing
 //! on release but a branch on the pool's constant.
+//!
+//! # Masked picks
+//! A mask narrows the candidates, but the bounds stay over every lane, so
+//! they bound the admitted lanes too: a lane the mask admits that holds the
+//! least bound `lo` is at the admitted minimum. A masked pick therefore runs
+//! the same floor try and tries at `lo`, each uniform among the admitted
+//! ties (a try that lands on an excluded or higher lane is rejected), with
+//! three times the tries of an unmasked one since admitted ties may be
+//! sparser. It does not count ties over many blocks: where the mask leaves
+//! out the lanes at `lo`, that count would read them all and find none, so
+//! after its tries it hands the pick to the flat scan, which is exact. With
+//! a mask unrelated to load (half the workers of an idle or balanced pool)
+//! the tries land: `masked/16384` in BENCHMARKS.md. A mask that admits only
+//! workers above the least load of every block (`loaded-half-above`) scans
+//! flat, as before the bounds.

@@ -87,7 +87,7 @@ impl<'a> Context<'a> {
         if let Some(w) = self.weights() {
             // On a copy, with the ticket source made there: the hot path then
             // loads and stores nothing the weighted one needs.
-            return self.detached(Walk::Full, |cx| {
+            return self.detached(Walk::Full, move |cx| {
                 let mut peek = ticket;
                 let next = || {
                     if preview {

@@ -89,12 +89,10 @@ fn scanned<'a>(cx: &mut Context<'a>) -> Option<(Slot<'a>, u32)> {
     if let Candidates::Fresh { slots, lanes } = cx.candidates {
         let counters = cx.counters.slice(lanes.map_or(slots.len(), <[u32]>::len));
         // Large pools read per-block lower bounds instead of every counter
-        // (unmasked picks only: see `bounds::least`); the flat scan below
-        // answers when that cannot.
-        // Armed only here: a pool whose picks never read the bounds keeps
-        // its releases at one test.
-        if !cx.masked
-            && counters.len() >= SUMMARISED_LANES
+        // (see `bounds::least`); the flat scan below answers when that
+        // cannot. Armed only here: a pool whose picks never read the bounds
+        // keeps its releases at one test.
+        if counters.len() >= SUMMARISED_LANES
             && let Some(bounds) = cx.counters.bounds_for_pick()
             && let Some((index, min)) = bounds::least::least_summarised(
                 cx.backend(),
@@ -102,6 +100,7 @@ fn scanned<'a>(cx: &mut Context<'a>) -> Option<(Slot<'a>, u32)> {
                 cx.counters.all(),
                 counters,
                 lanes,
+                cx.masked,
                 cx.rng,
             )
         {
