@@ -201,7 +201,7 @@ fn masked_picks_agree_with_the_reference_on_random_loads() {
         }
         let share = 1 + rng.below(4); // admits about 1/share of the workers
         let salt = rng.next_u64();
-        let admitted = |w: &u32| (u64::from(*w) ^ salt) % u64::from(share) == 0;
+        let admitted = |w: &u32| (u64::from(*w) ^ salt).is_multiple_of(u64::from(share));
         let mask = pool.eligibility(admitted);
         let least = pool
             .loads()
