@@ -24,11 +24,46 @@
 //!   made the default's. That was the largest single cost, and arming
 //!   (see [`bounds`](super::bounds)) removes it
 //!   where no summarised pick runs.
-//! - The rest is the features' checks on every pick: the weights of the set,
-//!   the pool-wide count of unhealthy workers, whether the set is dense (a
-//!   draining worker), reported load and slow start (a load and a predicted
-//!   branch each, on lines of the pool or the snapshot already in cache).
-//!   What is left per operation is in `ci/baseline-compare.sh --counts`.
+//! - The rest was the features' checks on every pick, each a load of its
+//!   own word and a branch, several on lines of the pool no plain pick
+//!   needed: the set's weights, the pool-wide count of unhealthy workers,
+//!   the board's reported-load flag and slow start's due time (on every
+//!   reservation), the bounds' presence and arming flag (on every release),
+//!   and fields of the context that only the weighted and scanning paths
+//!   read (the scan kernel, the lanes), loaded and spilled up front.
+//!
+//! # What won it back
+//! Instructions per operation (`ci/baseline-compare.sh --counts`, 8 workers):
+//!
+//! | operation | 97b26ce | 7b24bfd | now | what did it |
+//! |---|---:|---:|---:|---|
+//! | random select | 41.1 | 59.1 | 45.1 | the feature word (below) |
+//! | round-robin select | 35.1 | 54.1 | 41.1 | the word; the weighted path on a detached copy, its ticket source built there |
+//! | random reserve + release | 76.1 | 111.1 | 81.1 | the word; the release tests one bit before the bounds |
+//! | round-robin reserve + release | 71.1 | 104.1 | 74.1 | as both above |
+//! | power-of-two reserve + release | 122.1 | 145.6 | 129.6 | the word; the kernel reached through the pool |
+//! | least-loaded reserve + release | 235.1 | 266.1 | 245.1 | the word; the release's one bit |
+//!
+//! - **One feature word** (`storage/features.rs`): one bit per optional
+//!   signal a pool uses now (a weighted snapshot, health marks, reported
+//!   load, slow start, armed bounds), next to the counter array's pointer,
+//!   which a reservation reads anyway. A pick reads it once; a plain pool's
+//!   random and round-robin picks test it once for weights and health, its
+//!   reservations once more for reports and slow start, its release once for
+//!   the bounds. Each bit is set and cleared under the lock of what it names.
+//! - **Out-of-line paths on a detached copy**: weighted random and
+//!   round-robin run on a copy of the context made in their branch, so the
+//!   plain path no longer loads (and spills) what only they read.
+//! - **The scan kernel by reference**: a context holds `&Kernel`, so a pick
+//!   that scans nothing loads nothing for it.
+//!
+//! Locked instructions are what the baseline had, operation by operation.
+//! What remains above the baseline is the word's load and tests (about 3 to
+//! 4 instructions a pick) and, for least-loaded and power-of-two, the health
+//! answer's branch: the price of passing unhealthy workers over in every
+//! mode. `ci/baseline.sh` holds every operation within 5 % + 8 instructions
+//! of 97b26ce and to the same locked instructions; on 7b24bfd it fails 11
+//! of the 12 operations.
 //!
 //! # Why the gate counts locked instructions
 //! `Ir` does not weigh a lock or a fence: one more `fetch_add` per reserve is
