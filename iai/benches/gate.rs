@@ -21,8 +21,8 @@ use gungraun::{
 use std::hint::black_box;
 use workerpick::scan::Backend;
 use workerpick::{
-    CacheHits, Cost, DEFAULT_MAX_WORKERS, Eligibility, Handle, LeastLoaded, Pool, PowerOfTwo, Random,
-    Request, Rng, RoundRobin, Selector, Summary, Temperature, WorkerInfo,
+    CacheHits, Cost, DEFAULT_MAX_WORKERS, DeviceAware, Eligibility, Handle, LeastLoaded, Pool, PowerOfTwo,
+    Random, Request, Rng, RoundRobin, Selector, Summary, Temperature, WorkerInfo,
 };
 
 /// Operations per benchmark: enough to average over the random paths, few
@@ -89,6 +89,8 @@ enum Mode {
     Cost,
     /// The cost mode at `T = 0.5`.
     CostSoft,
+    /// Device-aware over one device kind, no cache hits: least-loaded's pick.
+    DeviceAware,
 }
 
 #[derive(Clone, Copy)]
@@ -128,6 +130,7 @@ enum Selectors {
     PowerOfTwo(PowerOfTwo),
     LeastLoaded(LeastLoaded),
     Cost(Cost),
+    DeviceAware(DeviceAware),
 }
 
 /// One benchmark's state, built outside the measured region.
@@ -176,6 +179,7 @@ fn case(mode: Mode, op: Op, workers: u32, scan: Scan) -> Case {
         Mode::CostSoft => {
             Selectors::Cost(Cost::new().with_temperature(Temperature::new(0.5).expect("valid")))
         }
+        Mode::DeviceAware => Selectors::DeviceAware(DeviceAware::new()),
     };
     let hits = Box::leak(Box::new(CacheHits::new()));
     if let Op::ReserveCredited = op {
@@ -218,6 +222,7 @@ fn run(case: &mut Case, ops: u32) {
         Selectors::PowerOfTwo(s) => run_with(handle, s, *op, mask, hits, ops),
         Selectors::LeastLoaded(s) => run_with(handle, s, *op, mask, hits, ops),
         Selectors::Cost(s) => run_with(handle, s, *op, mask, hits, ops),
+        Selectors::DeviceAware(s) => run_with(handle, s, *op, mask, hits, ops),
     }
 }
 
@@ -302,6 +307,11 @@ fn run_with<S: Selector>(
 #[bench::least_loaded_reserve_1000000(args = (Mode::LeastLoaded, Op::Reserve, 1_000_000, Scan::Detected), setup = case, config = budget("least_loaded_reserve_1000000"))]
 #[bench::least_loaded_reserve_4_ties_1000000(args = (Mode::LeastLoaded, Op::ReserveFewTies, 1_000_000, Scan::Detected), setup = case, config = budget("least_loaded_reserve_4_ties_1000000"))]
 #[bench::least_loaded_reserve_masked_1024(args = (Mode::LeastLoaded, Op::ReserveMasked, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_masked_1024"))]
+#[bench::least_loaded_reserve_masked_10000(args = (Mode::LeastLoaded, Op::ReserveMasked, 10_000, Scan::Detected), setup = case, config = budget("least_loaded_reserve_masked_10000"))]
+#[bench::least_loaded_reserve_masked_100000(args = (Mode::LeastLoaded, Op::ReserveMasked, 100_000, Scan::Detected), setup = case, config = budget("least_loaded_reserve_masked_100000"))]
+#[bench::device_aware_reserve_1024(args = (Mode::DeviceAware, Op::Reserve, 1024, Scan::Detected), setup = case, config = budget("device_aware_reserve_1024"))]
+#[bench::device_aware_reserve_10000(args = (Mode::DeviceAware, Op::Reserve, 10_000, Scan::Detected), setup = case, config = budget("device_aware_reserve_10000"))]
+#[bench::device_aware_reserve_100000(args = (Mode::DeviceAware, Op::Reserve, 100_000, Scan::Detected), setup = case, config = budget("device_aware_reserve_100000"))]
 #[bench::least_loaded_reserve_reported_8(args = (Mode::LeastLoaded, Op::ReserveReported, 8, Scan::Detected), setup = case, config = budget("least_loaded_reserve_reported_8"))]
 #[bench::least_loaded_reserve_reported_1024(args = (Mode::LeastLoaded, Op::ReserveReported, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_reported_1024"))]
 #[bench::power_of_two_reserve_reported_1024(args = (Mode::PowerOfTwo, Op::ReserveReported, 1024, Scan::Detected), setup = case, config = budget("power_of_two_reserve_reported_1024"))]
