@@ -134,47 +134,29 @@ pub trait Selector: Send + Sync {
     }
 }
 
-impl<S: Selector + ?Sized> Selector for &S {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    #[inline(always)]
-    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
-        (**self).choose(cx)
-    }
-    #[inline(always)]
-    fn builtin(&self) -> Option<Builtin<'_>> {
-        (**self).builtin()
-    }
-}
+/// A selector behind a reference or a smart pointer is the selector: the
+/// pointer forwards every call, the hidden hook included, so a boxed or
+/// shared built-in still takes its inlined path.
+macro_rules! forward {
+    ($($pointer:ty),*) => {$(
+        impl<S: Selector + ?Sized> Selector for $pointer {
+            fn name(&self) -> &str {
+                (**self).name()
+            }
 
-impl<S: Selector + ?Sized> Selector for Box<S> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    #[inline(always)]
-    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
-        (**self).choose(cx)
-    }
-    #[inline(always)]
-    fn builtin(&self) -> Option<Builtin<'_>> {
-        (**self).builtin()
-    }
-}
+            #[inline(always)]
+            fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
+                (**self).choose(cx)
+            }
 
-impl<S: Selector + ?Sized> Selector for std::sync::Arc<S> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    #[inline(always)]
-    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
-        (**self).choose(cx)
-    }
-    #[inline(always)]
-    fn builtin(&self) -> Option<Builtin<'_>> {
-        (**self).builtin()
-    }
+            #[inline(always)]
+            fn builtin(&self) -> Option<Builtin<'_>> {
+                (**self).builtin()
+            }
+        }
+    )*};
 }
+forward!(&S, Box<S>, std::sync::Arc<S>);
 
 /// How a built-in is made from its parameters. Parameters are whole numbers,
 /// read by canonical name; which ones a mode takes is part of the mode, so its
