@@ -71,9 +71,20 @@ impl<P: PairGuard, D: PairGuard> PairReservation<P, D> {
         self.prefill.as_ref().map(PairGuard::worker)
     }
 
+    /// The prefill worker's data-parallel rank, until the hand-off; `None`
+    /// for a local prefill.
+    pub fn prefill_rank(&self) -> Option<u32> {
+        self.prefill.as_ref().map(PairGuard::rank)
+    }
+
     /// The decode worker.
     pub fn decode(&self) -> &D::Worker {
         self.decode.worker()
+    }
+
+    /// The decode worker's data-parallel rank (0 for a worker without ranks).
+    pub fn decode_rank(&self) -> u32 {
+        self.decode.rank()
     }
 
     /// The decode booking, to charge tokens generated
