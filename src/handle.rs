@@ -159,6 +159,18 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
         selector: &S,
         request: &Request<'_>,
     ) -> Result<Reservation<'p, W>, Error> {
+        self.reserve_inlined(selector, request)
+    }
+
+    /// [`reserve_with`](Self::reserve_with), inlined wherever it is called:
+    /// for a caller that books twice in a row (a pair), where a call's own
+    /// cost shows beside the bookings.
+    #[inline(always)]
+    pub(crate) fn reserve_inlined<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<Reservation<'p, W>, Error> {
         let snap = self.cache.load();
         let pool = self.pool;
         booking::reserve(pool, snap, &mut self.rng, request, selector, |booked| {

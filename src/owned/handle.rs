@@ -78,6 +78,17 @@ impl<W: Clone + Eq + Hash + Send + Sync> OwnedHandle<W> {
         selector: &S,
         request: &Request<'_>,
     ) -> Result<OwnedReservation<W>, Error> {
+        self.reserve_inlined(selector, request)
+    }
+
+    /// [`reserve_with`](Self::reserve_with), inlined wherever it is called
+    /// (see `Handle::reserve_inlined`).
+    #[inline(always)]
+    pub(crate) fn reserve_inlined<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<OwnedReservation<W>, Error> {
         let snap: &Snapshot<W> = self.cache.load();
         let anchor = &self.anchor;
         booking::reserve(&anchor.pool, snap, &mut self.rng, request, selector, |booked| {

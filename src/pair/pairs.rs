@@ -263,6 +263,7 @@ impl<HP: PairHandle, HD: PairHandle> Pairs<HP, HD> {
 
     /// Picks and books a pair in one go: the decode worker first, then the
     /// plan for it, then the prefill side; both or neither.
+    #[inline]
     pub fn reserve<SP: Selector + ?Sized, SD: Selector + ?Sized>(
         &mut self,
         prefill_selector: &SP,
@@ -285,7 +286,7 @@ impl<HP: PairHandle, HD: PairHandle> Pairs<HP, HD> {
 
     /// Books the prefill side for `decode`, already booked; on failure
     /// `decode` drops here, so nothing stays booked.
-    #[inline]
+    #[inline(always)]
     fn book_prefill<SP: Selector + ?Sized>(
         &mut self,
         mut decode: HD::Guard,

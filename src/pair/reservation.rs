@@ -43,6 +43,7 @@ pub struct PairReservation<P, D> {
 pub type OwnedPairReservation<P, D> = PairReservation<OwnedReservation<P>, OwnedReservation<D>>;
 
 impl<P: PairGuard, D: PairGuard> PairReservation<P, D> {
+    #[inline(always)]
     pub(crate) fn disaggregated(prefill: P, decode: D) -> Self {
         Self {
             prefill: Some(prefill),
@@ -52,6 +53,7 @@ impl<P: PairGuard, D: PairGuard> PairReservation<P, D> {
         }
     }
 
+    #[inline(always)]
     pub(crate) fn local(decode: D, prefill_share: u32) -> Self {
         Self {
             prefill: None,
@@ -101,6 +103,7 @@ impl<P: PairGuard, D: PairGuard> PairReservation<P, D> {
     /// Gives back the prefill's load now (the prompt is prefilled and its KV
     /// cache is on the decode worker), keeping the decode's; a second call
     /// gives back nothing.
+    #[inline]
     pub fn hand_off(&mut self) {
         drop(self.prefill.take());
         let share = core::mem::take(&mut self.local_prefill);
