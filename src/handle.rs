@@ -16,8 +16,9 @@ use crate::sync::Cached;
 use core::hash::Hash;
 
 /// The pick methods every handle kind shares, each a thin call into the
-/// handle's own `pick` or `reserve_with`: `rng`, `select`, `select_with`,
-/// `preview` and `reserve`, whose guard is `$reservation`.
+/// handle's own `pick`, `pick_ranked` or `reserve_with`: `rng`, `select`,
+/// `select_with`, `preview`, `reserve` (whose guard is `$reservation`),
+/// `select_ranked` and `preview_ranked`.
 macro_rules! thin_picks {
     ($reservation:ty) => {
         /// This handle's random source.
@@ -68,6 +69,28 @@ macro_rules! thin_picks {
             selector: &S,
         ) -> Result<$reservation, $crate::error::Error> {
             self.reserve_with(selector, &$crate::request::DEFAULT_REQUEST)
+        }
+
+        /// [`select_with`](Self::select_with), naming the data-parallel rank
+        /// picked too (0 for a worker without ranks).
+        #[inline]
+        pub fn select_ranked<S: $crate::selectors::Selector + ?Sized>(
+            &mut self,
+            selector: &S,
+            request: &$crate::request::Request<'_>,
+        ) -> Result<(&W, u32), $crate::error::Error> {
+            self.pick_ranked(selector, request, $crate::context::Intent::Select)
+        }
+
+        /// [`preview`](Self::preview) for `request`, naming the
+        /// data-parallel rank too (0 for a worker without ranks).
+        #[inline]
+        pub fn preview_ranked<S: $crate::selectors::Selector + ?Sized>(
+            &mut self,
+            selector: &S,
+            request: &$crate::request::Request<'_>,
+        ) -> Result<(&W, u32), $crate::error::Error> {
+            self.pick_ranked(selector, request, $crate::context::Intent::Preview)
         }
     };
 }
@@ -136,6 +159,18 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
         selector: &S,
         request: &Request<'_>,
     ) -> Result<Reservation<'p, W>, Error> {
+        self.reserve_inlined(selector, request)
+    }
+
+    /// [`reserve_with`](Self::reserve_with), inlined wherever it is called:
+    /// for a caller that books twice in a row (a pair), where a call's own
+    /// cost shows beside the bookings.
+    #[inline(always)]
+    pub(crate) fn reserve_inlined<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<Reservation<'p, W>, Error> {
         let snap = self.cache.load();
         let pool = self.pool;
         booking::reserve(pool, snap, &mut self.rng, request, selector, |booked| {
@@ -143,11 +178,30 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
         })
     }
 
-    /// Books `weight` on `worker` itself (a pinned target).
+    /// Books `weight` on `worker` itself (a pinned target): on its
+    /// least-loaded rank, if it has ranks (see [`Pool::reserve_worker`]).
     pub fn reserve_worker(&mut self, worker: &W, weight: u32) -> Result<Reservation<'p, W>, Error> {
         let snap = self.cache.load();
         let booked = booking::reserve_worker(self.pool, snap, worker, weight)?;
         Ok(Reservation::new(self.pool, booked))
+    }
+
+    /// Books `weight` on rank `rank` of `worker` (see [`Pool::reserve_rank`]).
+    pub fn reserve_rank(&mut self, worker: &W, rank: u32, weight: u32) -> Result<Reservation<'p, W>, Error> {
+        let snap = self.cache.load();
+        let booked = booking::reserve_rank(self.pool, snap, worker, rank, weight)?;
+        Ok(Reservation::new(self.pool, booked))
+    }
+
+    fn pick_ranked<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+        intent: Intent,
+    ) -> Result<(&W, u32), Error> {
+        let snap = self.cache.load();
+        let slot = booking::choose(self.pool, snap, &mut self.rng, request, selector, intent)?;
+        Ok((snap.key(slot), self.pool.slots.keys.rank(slot)))
     }
 
     #[inline(always)]

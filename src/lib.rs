@@ -57,7 +57,7 @@
 //! | modes | the table above, [`Mode`] (by name), [`Registry`] and [`Params`] (configured by name) |
 //! | a request | [`Request`] (weight, key, mask, cache credit, knobs), [`Eligibility`] (a mask), [`CacheHits`] (cache credit), [`CreditWeight`], [`Temperature`] |
 //! | bookings | [`Reservation`], [`OwnedReservation`], [`Timed`] and [`Timeable`] (latency samples), `ReservedFuture`, `ReservedStream` (feature `futures`) |
-//! | the fleet | [`WorkerInfo`], [`DeviceKind`], [`SlowStart`], [`LatencyConfig`], [`UNHEALTHY_LOAD`], [`MAX_CAPACITY`] |
+//! | the fleet | [`WorkerInfo`] (attributes, data-parallel ranks), [`DeviceKind`], [`SlowStart`], [`LatencyConfig`], [`UNHEALTHY_LOAD`], [`MAX_CAPACITY`], [`MAX_RANKS`] |
 //! | several routers | [`Summary`] (replica sync), [`MAX_REPORTED_LOAD`], [`DEFAULT_REPORT_MAX_AGE`], `Sessions` and `Stickiness` (feature `sessions`) |
 //! | prefill/decode | [`Pairs`], [`PairRequest`], [`PairPreview`], [`Plan`], [`Decider`], [`PairReservation`], [`OwnedPairReservation`], [`PairHandle`], [`PairGuard`] |
 //! | writing a mode | [`Selector`], [`Context`], [`Slot`], [`Choice`], [`Intent`], [`Rng`] |
@@ -108,7 +108,7 @@ mod weights;
 #[cfg(feature = "sessions")]
 pub use affinity::sessions::{Sessions, Stickiness};
 pub use context::{Context, Intent, Slot};
-pub use device::{DeviceKind, MAX_CAPACITY, WorkerInfo};
+pub use device::{DeviceKind, MAX_CAPACITY, MAX_RANKS, WorkerInfo};
 pub use eligibility::Eligibility;
 pub use error::Error;
 pub use fleet::slow_start::SlowStart;

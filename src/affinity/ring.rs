@@ -26,6 +26,17 @@ pub(crate) fn identity<W: Hash>(worker: &W) -> u64 {
     h.finish()
 }
 
+/// The identity hash of rank `rank` of a worker whose identity is `id`:
+/// the worker's own for rank 0 (a worker without ranks is placed as it
+/// always was), a mix of the two for the others.
+pub(crate) fn rank_identity(id: u64, rank: u32) -> u64 {
+    if rank == 0 {
+        id
+    } else {
+        mix(id ^ mix(u64::from(rank) | 1 << 63))
+    }
+}
+
 /// A point's or key's position on the ring: the high 32 bits of its hash.
 #[inline(always)]
 fn position(hash: u64) -> u64 {

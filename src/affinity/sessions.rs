@@ -285,7 +285,8 @@ impl Sessions {
         let map = self.map.pin();
         let mut n = 0;
         for (session, worker) in bindings {
-            let Some(&slot) = snap.index.get(&worker) else {
+            // A worker with ranks takes its sessions back on rank 0.
+            let Some(slot) = snap.ranks_of(&worker).map(|r| r.first) else {
                 continue;
             };
             if map.len() >= self.max && map.get(&session).is_none() {

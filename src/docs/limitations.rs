@@ -79,6 +79,16 @@
 //! - An unhealthy worker's counter carries `2^31` beside its bookings, so it
 //!   takes bookings only up to `u32::MAX − 2^31`, and a worker whose counter
 //!   is already within `2^31` of `u32::MAX` gets a smaller mark.
+//! - A worker with R data-parallel ranks takes R of the pool's worker slots,
+//!   side by side ([`Pool::with_max_workers`](crate::Pool::with_max_workers)
+//!   counts slots). Free slots between live ones that are too few for a new
+//!   worker's ranks stay free while the allocated range (which the scan
+//!   covers) grows. Its rank count is fixed while it is in the set or its
+//!   ranks drain (see [`sets`](super::sets), *Data-parallel ranks*). Masks are by worker
+//!   (all ranks or none); a pinned booking without a rank takes the
+//!   least-loaded rank as read, unvalidated; replicas must agree on rank
+//!   counts (a summary entry for a rank the receiving worker lacks is
+//!   skipped); a session imported onto a worker with ranks binds to rank 0.
 //! - The AVX-512 kernel (the default on AVX-512 CPUs) runs in the unit tests
 //!   only where the test machine has AVX-512. So that every CI host tests it,
 //!   the repository's `ci/avx512.sh` builds its source files alone (the

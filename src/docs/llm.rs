@@ -114,3 +114,11 @@
 //! the preview still holds for it; otherwise it picks again and decides
 //! again (a caller's plan stays). The comparison and the booking are two
 //! steps: a booking landing in between is tolerated, as in any pick.
+//!
+//! A pair's cost is its two bookings plus the moves of their guards into
+//! the pair: each side books through a `reserve_with` inlined into the pair
+//! (as a call it cost 18 instructions a side in register saves alone), and
+//! the pair's own code is inlined into its caller. What is left over two
+//! bookings of the same requests is about 130 instructions, 12 ns
+//! (BENCHMARKS.md, "Prefill/decode pairs", and the callgrind benchmarks in
+//! `iai/benches/pairs.rs`).

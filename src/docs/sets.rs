@@ -94,3 +94,84 @@
 //! kept in chunks allocated as the set grows. Slots are *reused*, never freed;
 //! when a slot may be reused is decided by the writer (see
 //! `membership::Writer::reclaim`).
+//!
+//! # Data-parallel ranks
+//! A worker inserted with [`WorkerInfo::ranks`](crate::WorkerInfo::ranks)`(R)`
+//! runs R data-parallel ranks (Dynamo's and SGLang's DP attention: the router
+//! routes to `(worker, rank)`, and each rank reports its own load and keeps its
+//! own KV cache). It is one entry of the set for its user and R candidates for
+//! a pick.
+//!
+//! **Layout.** The worker takes R consecutive slots, rank `r` in `first + r`.
+//! Everything kept per slot is therefore per rank, with no code of its own:
+//! the counter (bookings, reported load and the health penalty folded into it),
+//! the snapshot's candidate list (a worker's ranks side by side, rank 0 first)
+//! and exclusion lanes, identity generations, capacity weights, device-kind
+//! lanes, the affinity ring's points, the latency table, and a request's cache
+//! credit ([`CacheHits`](crate::CacheHits)). So every mode — the SIMD
+//! least-loaded scan and its per-block bounds, power-of-two's two draws,
+//! round-robin's cursor, the cost mode's dense and sparse passes, affinity —
+//! treats ranks as lanes of the one counter array, in the one pass it always
+//! made. What is the worker's is kept once, in the writer's member list: its
+//! key (cloned into each rank's slot, so a pick names its worker with the one
+//! load it always made), its attributes (copied to each rank's slot: capacity
+//! weighs each rank), its drain (excludes all its slots), its membership.
+//! The snapshot keeps workers without ranks in its `index` and workers with
+//! ranks in a second map (`ranked`), consulted only when the first misses.
+//!
+//! **Invariants, and why they hold.**
+//! 1. *A pick names a rank of a member.* Candidates are slots; a rank's slot is
+//!    a member's exactly when its worker is (membership, drain and masks are
+//!    per worker, written for every rank of it in the same snapshot).
+//! 2. *A worker's slots stay its own, all of them, while anything can reach any
+//!    of them.* The writer frees a removed worker's slots together, once no
+//!    live snapshot names them and every rank's counter and pin count read zero
+//!    (the Acquire reads that guard one slot, taken for each). A booking on one
+//!    rank — by a pick that loaded a snapshot before the removal — therefore
+//!    lands on that worker's rank, never on a slot's next owner: loom
+//!    `ranks_stale_pick`, `ranks_reuse_after_release`
+//!    (`loom-tests/tests/ranks.rs`); taking rank 0's counter as the worker's
+//!    makes the second fail.
+//! 3. *Each rank is an identity of its own.* Rank `r`'s generation is the
+//!    worker's plus `r` (generations are handed out R at a time), so a mask, a
+//!    credit, a report or a session that names a slot never carries over to
+//!    another rank or another worker.
+//! 4. *The rank count is fixed while any slot of the worker is reachable.*
+//!    `set_info` refuses another count; a removed worker re-inserted while its
+//!    ranks still drain comes back with the same count (its retained load is
+//!    in those slots; another count is refused until they are reclaimed), and
+//!    `replace` brings it back as it was.
+//! 5. *A reservation's rank is its slot's.* The rank index of each slot is
+//!    stored beside its key in the slot storage, written by the writer before
+//!    the slot is published and read by [`Reservation::rank`](crate::Reservation::rank)
+//!    under the key's contract (the booking keeps the slot from being
+//!    reassigned).
+//!
+//! **Worker-level calls.** Health marks every rank under one report lock;
+//! [`drained`](crate::Pool::drained) waits for every rank's bookings and pins;
+//! [`in_flight`](crate::Pool::in_flight), [`loads`](crate::Pool::loads) and
+//! [`reported_load`](crate::Pool::reported_load) sum the ranks (the `_rank`
+//! forms read one); a whole-worker [`report_load`](crate::Pool::report_load)
+//! is spread evenly over the ranks; [`reserve_worker`](crate::Pool::reserve_worker)
+//! and `retarget` take the least-loaded rank as read (lowest on a tie,
+//! unvalidated like any pinned booking), [`reserve_rank`](crate::Pool::reserve_rank)
+//! names one; [`CacheHits`](crate::CacheHits) built per worker gives its count
+//! to every rank (the `_ranked` builders take one per rank); an
+//! [`Eligibility`](crate::Eligibility) admits all of a worker's ranks or none,
+//! asking once per worker; [`Pool::summary`](crate::Pool::summary) lists the
+//! ranks of workers with ranks apart (`Summary::rank_loads`), applied per rank;
+//! the latency estimate of a worker is the mean of its ranks'. Pairs carry the
+//! decode rank from the preview to the admit, which books that rank when its
+//! load still reads as seen.
+//!
+//! **What pools without ranks pay.** No instruction on a pick, preview,
+//! reservation or release: the callgrind gate's counts are the same before and
+//! after (BENCHMARKS.md, "Data-parallel ranks"). Nothing on the pick path
+//! tests for ranks: the rank is read only when asked for
+//! (`Reservation::rank`, `select_ranked`, `preview_ranked`), a pinned booking
+//! looks a worker up in `index` as it always did (the second map only on a
+//! miss, out of line), and `apply_summary` keeps its old loop when neither side
+//! has ranks. Memory: 4 bytes per slot for the rank index in the key chunks;
+//! [`WorkerInfo`](crate::WorkerInfo) keeps its 12 bytes (the count is a `u16`
+//! in its padding). Writers walk each member's slots (one, for a worker
+//! without ranks).

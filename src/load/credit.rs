@@ -25,6 +25,10 @@ use std::hash::Hash;
 /// `CacheHits::new()` reports no hits on any pool; one built from another pool
 /// makes the pick fail with [`Error::InvalidConfig`](crate::Error::InvalidConfig).
 ///
+/// Each data-parallel rank of a worker (see [`WorkerInfo::ranks`](crate::WorkerInfo::ranks))
+/// has a cache of its own, so a count is per rank: the `_ranked` builders take
+/// one per rank, and the others give a worker's count to every one of its ranks.
+///
 /// ```
 /// use workerpick::{CacheHits, DeviceAware, Pool, Request};
 /// let pool = Pool::from_workers(["a", "b", "c"]).unwrap();
@@ -89,12 +93,58 @@ impl CacheHits {
             return 0;
         }
         let snap = pool.snapshot();
-        snap.index
-            .get(worker)
-            .map_or(0, |&slot| self.held_in(&snap.view, slot))
+        // The most any of its ranks holds.
+        snap.ranks_of(worker).map_or(0, |ranks| {
+            ranks
+                .slots()
+                .map(|slot| self.held_in(&snap.view, slot))
+                .max()
+                .unwrap_or(0)
+        })
     }
 
-    /// Refills from `pool`'s current set, asking `held` for every worker.
+    /// Keys rank `rank` of `worker` holds, as recorded for it in `pool`'s
+    /// set: 0 for a worker not in the set now, a rank it does not have, or
+    /// when this was built for another pool.
+    ///
+    /// ```
+    /// use workerpick::{CacheHits, Pool, WorkerInfo};
+    /// let pool = Pool::new();
+    /// pool.insert_with("node", WorkerInfo::new().ranks(2)).unwrap();
+    /// let hits = CacheHits::build_ranked(&pool, 8, |_, rank| if rank == 1 { 6 } else { 0 });
+    /// assert_eq!((hits.held_by_rank(&pool, &"node", 0), hits.held_by_rank(&pool, &"node", 1)), (0, 6));
+    /// assert_eq!(hits.held_by(&pool, &"node"), 6); // the most any rank holds
+    /// ```
+    pub fn held_by_rank<W: Clone + Eq + Hash + Send + Sync>(
+        &self,
+        pool: &Pool<W>,
+        worker: &W,
+        rank: u32,
+    ) -> u32 {
+        if self.pool != pool.id() {
+            return 0;
+        }
+        let snap = pool.snapshot();
+        snap.ranks_of(worker)
+            .and_then(|ranks| ranks.slot(rank).ok())
+            .map_or(0, |slot| self.held_in(&snap.view, slot))
+    }
+
+    /// A fresh input from `pool`'s current set: the request needs `needed`
+    /// keys and rank `r` of worker `w` holds `held(w, r)` of them (rank 0 is
+    /// a worker without ranks).
+    pub fn build_ranked<W: Clone + Eq + Hash + Send + Sync>(
+        pool: &Pool<W>,
+        needed: u32,
+        held: impl FnMut(&W, u32) -> u32,
+    ) -> Self {
+        let mut hits = Self::new();
+        hits.rebuild_ranked(pool, needed, held);
+        hits
+    }
+
+    /// Refills from `pool`'s current set, asking `held` for every worker
+    /// (once; its count is every one of its ranks').
     pub fn rebuild<W: Clone + Eq + Hash + Send + Sync>(
         &mut self,
         pool: &Pool<W>,
@@ -103,13 +153,34 @@ impl CacheHits {
     ) {
         let snap = pool.snapshot();
         self.reset(pool, &snap, needed);
-        for &slot in snap.view.members.iter() {
-            let n = held(snap.key(slot));
-            self.held[slot as usize] = n;
-            self.top = self.top.max(n);
-            if n > 0 {
-                self.credited.push(slot);
+        if snap.ranked.is_empty() {
+            for &slot in snap.view.members.iter() {
+                self.record(slot, held(snap.key(slot)));
             }
+            return;
+        }
+        let mut last = 0;
+        for &slot in snap.view.members.iter() {
+            // A worker's ranks are side by side, rank 0 first.
+            if pool.slots.keys.rank(slot) == 0 {
+                last = held(snap.key(slot));
+            }
+            self.record(slot, last);
+        }
+    }
+
+    /// Refills from `pool`'s current set, asking `held` for every rank of
+    /// every worker (see [`build_ranked`](Self::build_ranked)).
+    pub fn rebuild_ranked<W: Clone + Eq + Hash + Send + Sync>(
+        &mut self,
+        pool: &Pool<W>,
+        needed: u32,
+        mut held: impl FnMut(&W, u32) -> u32,
+    ) {
+        let snap = pool.snapshot();
+        self.reset(pool, &snap, needed);
+        for &slot in snap.view.members.iter() {
+            self.record(slot, held(snap.key(slot), pool.slots.keys.rank(slot)));
         }
     }
 
@@ -126,14 +197,62 @@ impl CacheHits {
         self.reset(pool, &snap, needed);
         for (worker, n) in held {
             if let Some(&slot) = snap.index.get(worker) {
-                let held = &mut self.held[slot as usize];
-                if *held == 0 && n > 0 {
-                    self.credited.push(slot);
+                self.record_sparse(slot, n);
+            } else if let Some(ranks) = snap.ranks_of(worker) {
+                for slot in ranks.slots() {
+                    self.record_sparse(slot, n);
                 }
-                *held = n;
-                self.top = self.top.max(n);
             }
         }
+    }
+
+    /// [`rebuild_sparse`](Self::rebuild_sparse) by rank: `(worker, rank,
+    /// held)` for the ranks that hold some keys (what a per-rank prefix index
+    /// gives). Ranks not in the set are ignored.
+    ///
+    /// ```
+    /// use workerpick::{CacheHits, Cost, Pool, Request, WorkerInfo};
+    /// let pool = Pool::new();
+    /// pool.insert_with("node", WorkerInfo::new().ranks(4)).unwrap();
+    /// let mut hits = CacheHits::new();
+    /// hits.rebuild_sparse_ranked(&pool, 16, [(&"node", 2, 12)]);
+    /// let r = pool.reserve_with(&Cost::new(), &Request::new().cache_hits(&hits)).unwrap();
+    /// assert_eq!(r.rank(), 2); // the rank that has the prefix cached
+    /// ```
+    pub fn rebuild_sparse_ranked<'w, W: Clone + Eq + Hash + Send + Sync + 'w>(
+        &mut self,
+        pool: &Pool<W>,
+        needed: u32,
+        held: impl IntoIterator<Item = (&'w W, u32, u32)>,
+    ) {
+        let snap = pool.snapshot();
+        self.reset(pool, &snap, needed);
+        for (worker, rank, n) in held {
+            if let Some(slot) = snap.ranks_of(worker).and_then(|r| r.slot(rank).ok()) {
+                self.record_sparse(slot, n);
+            }
+        }
+    }
+
+    /// Records `n` keys held in `slot`, which no other call records.
+    #[inline]
+    fn record(&mut self, slot: u32, n: u32) {
+        self.held[slot as usize] = n;
+        self.top = self.top.max(n);
+        if n > 0 {
+            self.credited.push(slot);
+        }
+    }
+
+    /// Records `n` keys held in `slot`, replacing an earlier count for it.
+    #[inline]
+    fn record_sparse(&mut self, slot: u32, n: u32) {
+        let held = &mut self.held[slot as usize];
+        if *held == 0 && n > 0 {
+            self.credited.push(slot);
+        }
+        *held = n;
+        self.top = self.top.max(n);
     }
 
     fn reset<W>(&mut self, pool: &Pool<W>, snap: &Snapshot<W>, needed: u32) {

@@ -78,6 +78,17 @@ impl<W: Clone + Eq + Hash + Send + Sync> OwnedHandle<W> {
         selector: &S,
         request: &Request<'_>,
     ) -> Result<OwnedReservation<W>, Error> {
+        self.reserve_inlined(selector, request)
+    }
+
+    /// [`reserve_with`](Self::reserve_with), inlined wherever it is called
+    /// (see `Handle::reserve_inlined`).
+    #[inline(always)]
+    pub(crate) fn reserve_inlined<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<OwnedReservation<W>, Error> {
         let snap: &Snapshot<W> = self.cache.load();
         let anchor = &self.anchor;
         booking::reserve(&anchor.pool, snap, &mut self.rng, request, selector, |booked| {
@@ -85,11 +96,31 @@ impl<W: Clone + Eq + Hash + Send + Sync> OwnedHandle<W> {
         })
     }
 
-    /// Books `weight` on `worker` itself (a pinned target).
+    /// Books `weight` on `worker` itself (a pinned target): on its
+    /// least-loaded rank, if it has ranks (see [`Pool::reserve_worker`]).
     pub fn reserve_worker(&mut self, worker: &W, weight: u32) -> Result<OwnedReservation<W>, Error> {
         let snap: &Snapshot<W> = self.cache.load();
         let booked = booking::reserve_worker(&self.anchor.pool, snap, worker, weight)?;
         Ok(OwnedReservation::new(&self.anchor, booked))
+    }
+
+    /// Books `weight` on rank `rank` of `worker` (see [`Pool::reserve_rank`]).
+    pub fn reserve_rank(&mut self, worker: &W, rank: u32, weight: u32) -> Result<OwnedReservation<W>, Error> {
+        let snap: &Snapshot<W> = self.cache.load();
+        let booked = booking::reserve_rank(&self.anchor.pool, snap, worker, rank, weight)?;
+        Ok(OwnedReservation::new(&self.anchor, booked))
+    }
+
+    fn pick_ranked<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+        intent: Intent,
+    ) -> Result<(&W, u32), Error> {
+        let snap = self.cache.load();
+        let pool = &self.anchor.pool;
+        let slot = booking::choose(pool, snap, &mut self.rng, request, selector, intent)?;
+        Ok((snap.key(slot), pool.slots.keys.rank(slot)))
     }
 
     #[inline(always)]

@@ -69,6 +69,13 @@ impl<W> OwnedReservation<W> {
         self.booked.weight()
     }
 
+    /// The data-parallel rank of [`worker`](Self::worker) this reservation
+    /// is booked on (see [`Reservation::rank`](crate::Reservation::rank)).
+    pub fn rank(&self) -> u32 {
+        // The booking keeps the slot from being reassigned (as for `worker`).
+        self.anchor.pool.slots.keys.rank(self.booked.slot())
+    }
+
     /// Releases now (the same as dropping it).
     pub fn release(self) {
         drop(self);

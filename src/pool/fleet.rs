@@ -78,13 +78,16 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
             return None;
         }
         let snap = self.snapshot();
-        let &slot = snap.index.get(worker)?;
-        // Pins (zero-weight reservations) hold the worker too.
-        let pinned = self.slots.keys.pins(slot).load(Ordering::Acquire) != 0;
+        let ranks = snap.ranks_of(worker)?;
+        // Pins (zero-weight reservations) hold the worker too, on any rank.
+        let pinned = ranks
+            .slots()
+            .any(|slot| self.slots.keys.pins(slot).load(Ordering::Acquire) != 0);
         Some(self.in_flight(worker) == Some(0) && !pinned)
     }
 
-    /// Marks `worker` healthy or unhealthy; returns whether it was healthy.
+    /// Marks `worker` healthy or unhealthy, every one of its ranks; returns
+    /// whether it was healthy.
     /// No new snapshot and no membership change: cheap enough to call on
     /// every failed request (marking an unhealthy worker unhealthy again is
     /// one load). Unhealthy workers are passed over by every mode while any
@@ -105,31 +108,40 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// ```
     pub fn set_healthy(&self, worker: &W, healthy: bool) -> Result<bool, Error> {
         let snap = self.snapshot();
-        let &slot = snap.index.get(worker).ok_or(Error::UnknownWorker)?;
+        let ranks = snap.ranks_of(worker).ok_or(Error::UnknownWorker)?;
         let health = &self.reported.health;
         // Already so (marked means unhealthy): no lock, unless the mark is
         // still short of its penalty (see `load::health`).
-        if health.is_marked(slot) != healthy && (healthy || !health.is_short(slot)) {
+        if ranks
+            .slots()
+            .all(|slot| health.is_marked(slot) != healthy && (healthy || !health.is_short(slot)))
+        {
             return Ok(healthy);
         }
         let _held = self.reported.lock_for_change();
         // Under the lock, against a membership change that forgets the slot:
         // resolve the worker again.
         let snap = self.snapshot();
-        let &slot = snap.index.get(worker).ok_or(Error::UnknownWorker)?;
+        let ranks = snap.ranks_of(worker).ok_or(Error::UnknownWorker)?;
         let counters = &self.slots.counters;
-        Ok(if healthy {
-            !health.unmark(counters, slot)
-        } else {
-            health.mark(counters, slot)
-        })
+        // Every rank changes under the one lock; the answer is rank 0's
+        // (the ranks are marked together, so they agree).
+        let mut was = healthy;
+        for slot in ranks.slots().rev() {
+            was = if healthy {
+                !health.unmark(counters, slot)
+            } else {
+                health.mark(counters, slot)
+            };
+        }
+        Ok(was)
     }
 
     /// Whether `worker` is healthy: `None` if it is not in the set.
     pub fn is_healthy(&self, worker: &W) -> Option<bool> {
         let snap = self.snapshot();
-        let &slot = snap.index.get(worker)?;
-        Some(!self.reported.health.is_marked(slot))
+        let ranks = snap.ranks_of(worker)?;
+        Some(!self.reported.health.is_marked(ranks.first))
     }
 
     /// Sets the slow start of workers that join or resume from now on

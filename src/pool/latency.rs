@@ -6,13 +6,15 @@ use std::time::Duration;
 
 /// # Latency
 impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
-    /// `worker`'s latency estimate now; `None` if it is not in the set or the
-    /// pool keeps no latency signal.
+    /// `worker`'s latency estimate now (each data-parallel rank keeps its
+    /// own, from its own reservations: this is their mean); `None` if it is
+    /// not in the set or the pool keeps no latency signal.
     pub fn latency(&self, worker: &W) -> Option<Duration> {
         let latency = self.slots.counters.latency()?;
         let snap = self.snapshot();
-        let &slot = snap.index.get(worker)?;
-        Some(latency.estimate_now(slot))
+        let ranks = snap.ranks_of(worker)?;
+        let sum: Duration = ranks.slots().map(|slot| latency.estimate_now(slot)).sum();
+        Some(sum / ranks.count)
     }
 
     /// Folds a latency sample into `worker`'s estimate with an explicit
@@ -26,7 +28,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
             return;
         };
         let snap = self.snapshot();
-        if let Some(&slot) = snap.index.get(worker) {
+        // A worker's sample is every one of its ranks'.
+        for slot in snap.ranks_of(worker).into_iter().flat_map(|r| r.slots()) {
             latency.sample_as(slot, at, rtt, failed);
         }
     }

@@ -90,10 +90,71 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         )
     }
 
-    /// Books `weight` on `worker` itself (a pinned target).
+    /// Books `weight` on `worker` itself (a pinned target). A worker with
+    /// data-parallel ranks is booked on its least-loaded rank as the
+    /// counters read now (the lowest on a tie; not validated, as no pinned
+    /// booking is): name the rank with [`reserve_rank`](Self::reserve_rank).
     pub fn reserve_worker(&self, worker: &W, weight: u32) -> Result<Reservation<'_, W>, Error> {
         let booked = booking::reserve_worker(self, &self.snapshot(), worker, weight)?;
         Ok(Reservation::new(self, booked))
+    }
+
+    /// Books `weight` on rank `rank` of `worker` (a pinned target; rank 0 is
+    /// a worker without ranks). A rank the worker does not have is an
+    /// [`Error::UnknownRank`]; a draining worker refuses, as in
+    /// [`reserve_worker`](Self::reserve_worker).
+    ///
+    /// ```
+    /// use workerpick::{Error, Pool, WorkerInfo};
+    /// let pool = Pool::from_workers(["plain"]).unwrap();
+    /// pool.insert_with("dp", WorkerInfo::new().ranks(2)).unwrap();
+    /// let r = pool.reserve_rank(&"dp", 1, 4).unwrap();
+    /// assert_eq!((r.rank(), pool.in_flight_rank(&"dp", 1)), (1, Some(4)));
+    /// assert_eq!(pool.reserve_rank(&"plain", 0, 1).unwrap().rank(), 0);
+    /// assert_eq!(pool.reserve_rank(&"dp", 2, 1).unwrap_err(), Error::UnknownRank { rank: 2, ranks: 2 });
+    /// ```
+    pub fn reserve_rank(&self, worker: &W, rank: u32, weight: u32) -> Result<Reservation<'_, W>, Error> {
+        let booked = booking::reserve_rank(self, &self.snapshot(), worker, rank, weight)?;
+        Ok(Reservation::new(self, booked))
+    }
+
+    /// [`select_with`](Self::select_with), naming the data-parallel rank
+    /// picked too (0 for a worker without ranks).
+    ///
+    /// ```
+    /// use workerpick::{LeastLoaded, Pool, Request, WorkerInfo};
+    /// let pool = Pool::new();
+    /// pool.insert_with("node", WorkerInfo::new().ranks(2)).unwrap();
+    /// let _busy = pool.reserve_rank(&"node", 0, 1).unwrap();
+    /// assert_eq!(pool.select_ranked(&LeastLoaded::new(), &Request::new()), Ok(("node", 1)));
+    /// ```
+    pub fn select_ranked<S: Selector + ?Sized>(
+        &self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<(W, u32), Error> {
+        self.pick_ranked(selector, request, Intent::Select)
+    }
+
+    /// [`preview_with`](Self::preview_with), naming the data-parallel rank
+    /// too (0 for a worker without ranks).
+    pub fn preview_ranked<S: Selector + ?Sized>(
+        &self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<(W, u32), Error> {
+        self.pick_ranked(selector, request, Intent::Preview)
+    }
+
+    fn pick_ranked<S: Selector + ?Sized>(
+        &self,
+        selector: &S,
+        request: &Request<'_>,
+        intent: Intent,
+    ) -> Result<(W, u32), Error> {
+        let snap = self.snapshot();
+        let slot = booking::choose(self, &snap, &mut Rng::new(), request, selector, intent)?;
+        Ok((snap.key(slot).clone(), self.slots.keys.rank(slot)))
     }
 
     fn pick_key<S: Selector + ?Sized>(

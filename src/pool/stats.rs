@@ -2,7 +2,8 @@
 
 /// Counters describing a pool's storage, from [`Pool::stats`](crate::Pool::stats).
 ///
-/// Every allocated slot is a member's, a draining worker's or free:
+/// Every allocated slot is held (by a worker in the set or a draining one;
+/// a worker with data-parallel ranks holds one per rank) or free:
 ///
 /// ```
 /// use workerpick::Pool;
@@ -11,7 +12,8 @@
 /// pool.remove(&"b").unwrap(); // drains while `r` lives
 /// let s = pool.stats();
 /// assert_eq!((s.workers, s.draining, s.capacity), (2, 1, 3));
-/// assert_eq!(s.capacity, s.workers + s.draining + s.free_slots);
+/// assert_eq!(s.capacity, s.workers + s.draining + s.free_slots); // no ranks here
+/// assert_eq!(s.capacity, s.slots + s.free_slots);
 /// drop(r);
 /// pool.reclaim();
 /// assert_eq!((pool.stats().draining, pool.stats().free_slots), (0, 1));
@@ -26,6 +28,9 @@ pub struct PoolStats {
     pub draining: usize,
     /// Slots ready for reuse.
     pub free_slots: usize,
+    /// Slots held by the workers in the set and the draining ones: one per
+    /// data-parallel rank (so `workers + draining` in a pool without ranks).
+    pub slots: usize,
     /// Slots allocated so far (the range the least-loaded scan covers).
     pub capacity: usize,
     /// Reservations that lost the compare-and-swap race too many times in a
