@@ -1,6 +1,6 @@
 use crate::error::Error;
 use crate::pool::Pool;
-use crate::snapshot::{SetView, Snapshot};
+use crate::snapshot::SetView;
 use std::hash::Hash;
 
 /// Per-request cache data: how many of the request's cache keys (KV blocks)
@@ -11,12 +11,19 @@ use std::hash::Hash;
 /// The counts come from the caller's own index of what each worker caches (a
 /// radix tree over block hashes, an approximate tree fed by routing
 /// decisions, events from the workers): this type only carries its answer for
-/// one request. [`rebuild_sparse`](Self::rebuild_sparse) with the few workers
-/// that match is what a prefix index gives, and lets the cost mode skip every
-/// uncredited worker.
+/// one request. Two ways to fill it:
 ///
-/// Build it from the pool and reuse it: [`rebuild`](Self::rebuild) and
-/// [`rebuild_sparse`](Self::rebuild_sparse) refill it in place (no allocation
+/// - **Sparse**, with the few workers that match, as a prefix index gives
+///   them: [`rebuild_tokens`](Self::rebuild_tokens) from [`WorkerToken`]s the
+///   index stores (no lookup per worker), or
+///   [`rebuild_sparse`](Self::rebuild_sparse) from worker ids (one hash
+///   lookup each). Either costs time in the workers named, not in the pool's
+///   size, and lets the cost mode skip every uncredited worker.
+/// - **Dense**, asking about every worker: [`rebuild`](Self::rebuild) (and
+///   [`build`](Self::build)); the cost mode then compares every candidate's
+///   credit in one SIMD pass.
+///
+/// Build it once and reuse it: the rebuilds refill it in place (no allocation
 /// once its buffers fit the set), and applying it to a pick allocates nothing.
 /// Like an [`Eligibility`](crate::Eligibility) mask it names worker
 /// identities, not positions: after the set changes, a worker whose slot now
@@ -42,14 +49,72 @@ pub struct CacheHits {
     pool: u64,
     epoch: u64,
     pub(crate) needed: u32,
+    /// The workers recorded with a count, each once, in the order recorded.
+    entries: Vec<Credited>,
+    /// Per slot, for sparse builds: `stamp << 32 | i` when `entries[i]` is
+    /// the slot's in the build stamped `stamp`; anything else means none.
+    /// Never cleared per build (a new stamp retires every mark at once), so a
+    /// build touches only the slots it records.
+    marks: Vec<u64>,
+    stamp: u32,
+    /// Whether `held` and `gens` describe the set of `epoch` (a dense build).
+    dense: bool,
     /// Per slot, padded like the snapshot: keys held (0 for non-members).
     held: Vec<u32>,
     /// Per slot: the identity generation the count was recorded for.
     gens: Vec<u32>,
-    /// The slots with a count above 0, each once, in the order recorded.
-    credited: Vec<u32>,
-    /// At least every count in `held` (the cost mode's dense scan keys on it).
+    /// At least every count recorded (the cost mode's dense scan keys on it).
     top: u32,
+}
+
+/// One worker's count, with the identity it was recorded for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Credited {
+    pub(crate) slot: u32,
+    pub(crate) generation: u32,
+    pub(crate) held: u32,
+}
+
+/// A worker's identity in one pool, resolved once: what a router's cache
+/// index can store beside each worker, so that filling a
+/// [`CacheHits`] per request looks nothing up
+/// ([`CacheHits::rebuild_tokens`]).
+///
+/// A token names the worker it was taken for as long as that worker stays in
+/// the pool. Once the worker leaves, the token names nobody (its credit
+/// counts for nothing), even if the same id joins again: take a new token
+/// when a worker (re)joins, as you would update the index.
+///
+/// ```
+/// use workerpick::{CacheHits, Cost, Pool, Request, WorkerToken};
+/// let pool = Pool::from_workers(["a", "b", "c"]).unwrap();
+/// // At registration, beside each worker in the index:
+/// let b = WorkerToken::of(&pool, &"b").unwrap();
+/// // Per request, from the index's matches:
+/// let mut hits = CacheHits::new();
+/// hits.rebuild_tokens(&pool, 8, [(b, 5)]);
+/// let r = pool.reserve_with(&Cost::new(), &Request::new().cache_hits(&hits)).unwrap();
+/// assert_eq!(*r.worker(), "b");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WorkerToken {
+    pool: u64,
+    slot: u32,
+    generation: u32,
+}
+
+impl WorkerToken {
+    /// The token of `worker` in `pool`'s current set; `None` if it is not a
+    /// member.
+    pub fn of<W: Clone + Eq + Hash + Send + Sync>(pool: &Pool<W>, worker: &W) -> Option<Self> {
+        let snap = pool.snapshot();
+        let slot = *snap.index.get(worker)?;
+        Some(Self {
+            pool: pool.id(),
+            slot,
+            generation: snap.view.gens[slot as usize],
+        })
+    }
 }
 
 impl CacheHits {
@@ -94,7 +159,8 @@ impl CacheHits {
             .map_or(0, |&slot| self.held_in(&snap.view, slot))
     }
 
-    /// Refills from `pool`'s current set, asking `held` for every worker.
+    /// Refills from `pool`'s current set, asking `held` for every worker
+    /// (a dense build: linear in the pool's size).
     pub fn rebuild<W: Clone + Eq + Hash + Send + Sync>(
         &mut self,
         pool: &Pool<W>,
@@ -102,20 +168,29 @@ impl CacheHits {
         mut held: impl FnMut(&W) -> u32,
     ) {
         let snap = pool.snapshot();
-        self.reset(pool, &snap, needed);
+        self.begin(pool.id(), needed);
+        self.fill_dense(&snap.view);
         for &slot in snap.view.members.iter() {
             let n = held(snap.key(slot));
             self.held[slot as usize] = n;
             self.top = self.top.max(n);
             if n > 0 {
-                self.credited.push(slot);
+                let generation = snap.view.gens[slot as usize];
+                self.entries.push(Credited {
+                    slot,
+                    generation,
+                    held: n,
+                });
             }
         }
     }
 
     /// Refills from `pool`'s current set with the workers that hold some keys;
-    /// every other worker holds none. Workers not in the set are ignored.
-    /// Cheaper than [`rebuild`](Self::rebuild) when few workers have hits.
+    /// every other worker holds none. Workers not in the set are ignored; a
+    /// worker named twice holds its last count. One hash lookup per worker
+    /// named, nothing per worker of the pool (unless more than an eighth of
+    /// the set is named: then it also keeps the dense form the cost mode's
+    /// SIMD pass reads).
     pub fn rebuild_sparse<'w, W: Clone + Eq + Hash + Send + Sync + 'w>(
         &mut self,
         pool: &Pool<W>,
@@ -123,45 +198,123 @@ impl CacheHits {
         held: impl IntoIterator<Item = (&'w W, u32)>,
     ) {
         let snap = pool.snapshot();
-        self.reset(pool, &snap, needed);
+        let view = &snap.view;
+        self.begin(pool.id(), needed);
+        self.epoch = view.epoch;
+        self.fit_marks(view.scan_len());
         for (worker, n) in held {
             if let Some(&slot) = snap.index.get(worker) {
-                let held = &mut self.held[slot as usize];
-                if *held == 0 && n > 0 {
-                    self.credited.push(slot);
-                }
-                *held = n;
-                self.top = self.top.max(n);
+                self.record(slot, view.gens[slot as usize], n);
+            }
+        }
+        if self.entries.len() * 8 > view.scan_len() {
+            self.fill_dense(view);
+            for e in &self.entries {
+                self.held[e.slot as usize] = e.held;
             }
         }
     }
 
-    fn reset<W>(&mut self, pool: &Pool<W>, snap: &Snapshot<W>, needed: u32) {
-        let view = &snap.view;
-        self.pool = pool.id();
-        self.epoch = view.epoch;
+    /// Refills with the workers that hold some keys, named by their
+    /// [`WorkerToken`]s; every other worker holds none. Tokens of workers no
+    /// longer in the set, or of another pool, count for nothing; a worker
+    /// named twice holds its last count. Nothing is looked up: the time is a
+    /// few instructions per token, whatever the pool's size.
+    pub fn rebuild_tokens<W: Clone + Eq + Hash + Send + Sync>(
+        &mut self,
+        pool: &Pool<W>,
+        needed: u32,
+        held: impl IntoIterator<Item = (WorkerToken, u32)>,
+    ) {
+        let id = pool.id();
+        self.begin(id, needed);
+        for (token, n) in held {
+            if token.pool == id {
+                self.fit_marks(token.slot as usize + 1);
+                self.record(token.slot, token.generation, n);
+            }
+        }
+    }
+
+    /// Starts a build for pool `id`: the previous one's entries and marks
+    /// retire (in constant time), its dense form is no longer read.
+    #[inline]
+    fn begin(&mut self, id: u64, needed: u32) {
+        self.pool = id;
         self.needed = needed;
+        self.entries.clear();
+        self.dense = false;
+        self.top = 0;
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            // Once in 2^32 builds: marks of stamp 1 may remain.
+            self.marks.fill(0);
+            self.stamp = 1;
+        }
+    }
+
+    /// Marks for at least `len` slots (grows only: allocates only when the
+    /// pool has grown since).
+    #[inline]
+    fn fit_marks(&mut self, len: usize) {
+        if self.marks.len() < len {
+            self.marks.resize(len, 0);
+        }
+    }
+
+    /// Records `n` keys for `slot`, held by identity `generation`: a new
+    /// entry, or the slot's entry of this build overwritten.
+    #[inline(always)]
+    fn record(&mut self, slot: u32, generation: u32, n: u32) {
+        let mark = &mut self.marks[slot as usize];
+        if (*mark >> 32) as u32 == self.stamp {
+            let e = &mut self.entries[*mark as u32 as usize];
+            *e = Credited {
+                slot,
+                generation,
+                held: n,
+            };
+        } else if n > 0 {
+            *mark = u64::from(self.stamp) << 32 | self.entries.len() as u64;
+            self.entries.push(Credited {
+                slot,
+                generation,
+                held: n,
+            });
+        }
+        self.top = self.top.max(n);
+    }
+
+    /// The dense form, zeroed, for `view` (linear in the set's size).
+    fn fill_dense(&mut self, view: &SetView) {
+        self.epoch = view.epoch;
+        self.dense = true;
         self.held.clear();
         self.held.resize(view.scan_len(), 0);
         self.gens.clear();
         self.gens.extend_from_slice(&view.gens);
-        self.credited.clear();
-        self.top = 0;
     }
 
-    /// The counts per slot and a bound on them, when `set` is the set they were
-    /// built for (so every count is the identity's it was recorded for): what a
-    /// dense scan reads, lane by lane, with no identity check.
+    /// The counts per slot and a bound on them, when this is a dense build
+    /// for `set` (so every count is the identity's it was recorded for): what
+    /// a dense scan reads, lane by lane, with no identity check.
     #[inline(always)]
     pub(crate) fn dense_in(&self, set: &SetView) -> Option<(&[u32], u32)> {
-        (self.epoch == set.epoch && self.pool != 0).then_some((&self.held, self.top))
+        (self.dense && self.epoch == set.epoch && self.pool != 0).then_some((&self.held, self.top))
     }
 
-    /// The slots recorded with a count above 0 (some may read 0 now: set to
-    /// 0 after, or no longer the identity recorded).
+    /// Whether the dense form exists (the cost mode's SIMD pass may read it).
     #[inline(always)]
-    pub(crate) fn credited(&self) -> &[u32] {
-        &self.credited
+    pub(crate) fn is_dense(&self) -> bool {
+        self.dense
+    }
+
+    /// The workers recorded with a count, each once (some may read 0 now:
+    /// set to 0 after, or no longer the identity recorded; check with
+    /// [`credit_in`](Self::credit_in)).
+    #[inline(always)]
+    pub(crate) fn entries(&self) -> &[Credited] {
+        &self.entries
     }
 
     /// Refuses an input built for another pool (a never-built one fits all).
@@ -181,9 +334,28 @@ impl CacheHits {
     #[inline(always)]
     pub(crate) fn held_in(&self, set: &SetView, slot: u32) -> u32 {
         let s = slot as usize;
-        let held = self.held.get(s).copied().unwrap_or(0);
-        if held == 0 || self.epoch == set.epoch || self.gens.get(s) == set.gens.get(s) {
-            held
+        if self.dense {
+            let held = self.held.get(s).copied().unwrap_or(0);
+            return if held == 0 || self.epoch == set.epoch || self.gens.get(s) == set.gens.get(s) {
+                held
+            } else {
+                0
+            };
+        }
+        match self.marks.get(s) {
+            Some(&mark) if (mark >> 32) as u32 == self.stamp => {
+                self.credit_in(set, self.entries[mark as u32 as usize])
+            }
+            _ => 0,
+        }
+    }
+
+    /// The keys entry `e` holds in `set`: 0 unless its slot still holds the
+    /// identity it was recorded for.
+    #[inline(always)]
+    pub(crate) fn credit_in(&self, set: &SetView, e: Credited) -> u32 {
+        if set.gens.get(e.slot as usize) == Some(&e.generation) {
+            e.held
         } else {
             0
         }
