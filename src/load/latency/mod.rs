@@ -67,7 +67,7 @@ impl Latency {
     #[inline]
     pub(crate) fn end(&self, slot: u32, started: u64, failed: bool) {
         let now = self.clock.raw();
-        let rtt = u32::try_from(self.clock.nanos(started, now) / 1000).unwrap_or(u32::MAX);
+        let rtt = self.clock.micros(started, now);
         let rtt = if failed { rtt.max(self.penalty_us) } else { rtt };
         self.sample(slot, self.clock.millis(now), rtt);
     }
