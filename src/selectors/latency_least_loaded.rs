@@ -1,4 +1,6 @@
+use crate::candidates::Candidates;
 use crate::context::{Context, Slot};
+use crate::load::latency::cost;
 use crate::selectors::{Builtin, Choice, Configure, Selector};
 use crate::selectors::latency_power_of_two::{latency_cost, no_dearer};
 
@@ -38,6 +40,9 @@ impl LatencyLeastLoaded {
 /// the default estimate, so an idle pool ties everywhere).
 #[inline(always)]
 fn cheapest<'a>(cx: &mut Context<'a>, now: u32, keep: impl Fn(&Context<'a>, Slot<'a>) -> bool) -> Option<(Slot<'a>, u32)> {
+    if let (Candidates::Fresh { slots, .. }, None) = (cx.candidates, cx.weights()) {
+        return cheapest_unweighted(cx, slots, now, keep);
+    }
     let judge = |cx: &Context<'a>, i: usize| {
         let slot = cx.candidate(i)?;
         if !keep(cx, slot) {
@@ -74,6 +79,57 @@ fn cheapest<'a>(cx: &mut Context<'a>, now: u32, keep: impl Fn(&Context<'a>, Slot
         // The ties moved since the first pass: the first of them.
     }
     Some((first, load))
+}
+
+/// [`cheapest`] over candidates `slots` of an unweighted pool: the costs
+/// compared as they are, the slots read in place.
+#[inline(always)]
+fn cheapest_unweighted<'a>(
+    cx: &mut Context<'a>,
+    slots: &'a [u32],
+    now: u32,
+    keep: impl Fn(&Context<'a>, Slot<'a>) -> bool,
+) -> Option<(Slot<'a>, u32)> {
+    let table = cx.latency();
+    let judge = |cx: &Context<'a>, s: u32| {
+        let slot = Slot::new(s);
+        let load = cx.load(slot);
+        let c = match table {
+            Some(t) => cost(t.estimate(s, now), load),
+            None => u64::from(load),
+        };
+        (slot, load, c)
+    };
+    let (mut least, mut first, mut ties) = (u64::MAX, None, 0u32);
+    for &s in slots {
+        if !keep(cx, Slot::new(s)) {
+            continue;
+        }
+        let (slot, load, c) = judge(cx, s);
+        if c < least {
+            (least, first, ties) = (c, Some((slot, load)), 1);
+        } else if c == least {
+            ties += 1;
+        }
+    }
+    let first = first?;
+    if ties > 1 {
+        let mut k = cx.rng().below(ties);
+        for &s in slots {
+            if !keep(cx, Slot::new(s)) {
+                continue;
+            }
+            let (slot, load, c) = judge(cx, s);
+            if c == least {
+                if k == 0 {
+                    return Some((slot, load));
+                }
+                k -= 1;
+            }
+        }
+        // The ties moved since the first pass: the first of them.
+    }
+    Some(first)
 }
 
 impl Selector for LatencyLeastLoaded {
