@@ -201,10 +201,13 @@ impl CacheHits {
         let view = &snap.view;
         self.begin(pool.id(), needed);
         self.epoch = view.epoch;
-        self.fit_marks(view.scan_len());
+        if self.marks.len() < view.scan_len() {
+            self.fit_marks(view.scan_len());
+        }
         for (worker, n) in held {
             if let Some(&slot) = snap.index.get(worker) {
                 self.record(slot, view.gens[slot as usize], n);
+                self.top = self.top.max(n);
             }
         }
         if self.entries.len() * 8 > view.scan_len() {
@@ -228,12 +231,17 @@ impl CacheHits {
     ) {
         let id = pool.id();
         self.begin(id, needed);
+        let mut top = 0;
         for (token, n) in held {
             if token.pool == id {
-                self.fit_marks(token.slot as usize + 1);
+                if token.slot as usize >= self.marks.len() {
+                    self.fit_marks(token.slot as usize + 1);
+                }
                 self.record(token.slot, token.generation, n);
+                top = top.max(n);
             }
         }
+        self.top = top;
     }
 
     /// Starts a build for pool `id`: the previous one's entries and marks
@@ -255,34 +263,35 @@ impl CacheHits {
 
     /// Marks for at least `len` slots (grows only: allocates only when the
     /// pool has grown since).
-    #[inline]
+    #[cold]
+    #[inline(never)]
     fn fit_marks(&mut self, len: usize) {
         if self.marks.len() < len {
             self.marks.resize(len, 0);
         }
     }
 
-    /// Records `n` keys for `slot`, held by identity `generation`: a new
-    /// entry, or the slot's entry of this build overwritten.
+    /// Records `n` keys for `slot` (below the marks' length), held by
+    /// identity `generation`: a new entry, or the slot's entry of this build
+    /// overwritten.
     #[inline(always)]
     fn record(&mut self, slot: u32, generation: u32, n: u32) {
-        let mark = &mut self.marks[slot as usize];
+        let Some(mark) = self.marks.get_mut(slot as usize) else {
+            return;
+        };
+        let entry = Credited {
+            slot,
+            generation,
+            held: n,
+        };
         if (*mark >> 32) as u32 == self.stamp {
-            let e = &mut self.entries[*mark as u32 as usize];
-            *e = Credited {
-                slot,
-                generation,
-                held: n,
-            };
+            if let Some(e) = self.entries.get_mut(*mark as u32 as usize) {
+                *e = entry;
+            }
         } else if n > 0 {
             *mark = u64::from(self.stamp) << 32 | self.entries.len() as u64;
-            self.entries.push(Credited {
-                slot,
-                generation,
-                held: n,
-            });
+            self.entries.push(entry);
         }
-        self.top = self.top.max(n);
     }
 
     /// The dense form, zeroed, for `view` (linear in the set's size).
