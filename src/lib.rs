@@ -55,7 +55,7 @@
 //! |---|---|
 //! | the pool and its handles | [`Pool`] (its methods grouped: building, membership, picking, fleet controls, reports and sync, latency, affinity, inspection), [`Handle`], [`OwnedHandle`], [`PoolStats`] |
 //! | modes | the table above, [`Mode`] (by name), [`Registry`] and [`Params`] (configured by name) |
-//! | a request | [`Request`] (weight, key, mask, cache credit, knobs), [`Eligibility`] (a mask), [`CacheHits`] (cache credit), [`CreditWeight`], [`Temperature`] |
+//! | a request | [`Request`] (weight, key, mask, cache credit, knobs), [`Eligibility`] (a mask), [`CacheHits`] (cache credit) and [`WorkerToken`] (a worker as a cache index stores it), [`CreditWeight`], [`Temperature`] |
 //! | bookings | [`Reservation`], [`OwnedReservation`], [`Timed`] and [`Timeable`] (latency samples), `ReservedFuture`, `ReservedStream` (feature `futures`) |
 //! | the fleet | [`WorkerInfo`] (attributes, data-parallel ranks), [`DeviceKind`], [`SlowStart`], [`LatencyConfig`], [`UNHEALTHY_LOAD`], [`MAX_CAPACITY`], [`MAX_RANKS`] |
 //! | several routers | [`Summary`] (replica sync), [`MAX_REPORTED_LOAD`], [`DEFAULT_REPORT_MAX_AGE`], `Sessions` and `Stickiness` (feature `sessions`) |
@@ -115,7 +115,7 @@ pub use fleet::slow_start::SlowStart;
 pub use handle::Handle;
 #[cfg(feature = "futures")]
 pub use hold::{ReservedFuture, ReservedStream};
-pub use load::credit::CacheHits;
+pub use load::credit::{CacheHits, WorkerToken};
 pub use load::health::UNHEALTHY_LOAD;
 pub use load::latency::{LatencyConfig, Timeable, Timed};
 pub use mode::Mode;

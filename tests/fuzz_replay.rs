@@ -439,7 +439,9 @@ fn arbitrary_pick(rng: &mut fastrand::Rng) -> ops::Pick {
 #[test]
 fn cost_and_phased_ops_agree_with_the_model() {
     use ops::{CostPick, Input, Op, Weight};
-    let cost = |credit, dense, weight, hot, busy, handle| {
+    let mut builds = 0u8;
+    let mut cost = |credit, dense, weight, hot, busy, handle| {
+        builds += 1;
         Op::CostReserve(CostPick {
             credit,
             dense,
@@ -447,6 +449,7 @@ fn cost_and_phased_ops_agree_with_the_model() {
             hot,
             busy,
             handle,
+            build: builds,
         })
     };
     let mut ops = vec![

@@ -26,21 +26,33 @@
 //! full-hit rule is not a case of this one: it books nothing for a full hit
 //! and decides by CPU/accelerator totals, which no per-worker cost states.
 //!
+//! *The credit input.* A sparse build (`rebuild_sparse` from worker ids,
+//! `rebuild_tokens` from [`WorkerToken`](crate::WorkerToken)s a cache index
+//! stores) keeps a list of `(slot, generation, blocks)` and, per slot, a mark
+//! `stamp << 32 | index` stamped with the build: a new build retires every
+//! mark by bumping the stamp, so it costs time in the workers it names, not
+//! in the pool, and a lookup by slot (device-aware's full hits, the
+//! reference pass) is one mark and one entry. Each entry is checked against
+//! the pick's set by generation, so a slot that changed hands counts for
+//! nothing. A dense build (`rebuild`, or a sparse one naming more than an
+//! eighth of the set) also keeps the per-slot arrays the SIMD pass reads.
+//!
 //! *`T = 0`.* The reference is one scalar pass (least key, tie count, first
 //! tie) and, when several tie, one draw and a second pass to the drawn tie;
 //! the booking is a compare-and-swap on the load that tie was judged on, so
-//! without releases the pick is exact as least-loaded's is. When at most a
-//! quarter of the candidates are credited (a prefix index names few
-//! workers), the pick is the SIMD least-loaded scan over all candidates and
-//! one pass over the credited slots that `CacheHits` records: an uncredited
-//! worker costs its load, a credited one less than its load, so the least
-//! credited cost below `1000·min L` is the answer (only credited workers tie
-//! there), one above it leaves the scan's answer (its ties are the scan's),
-//! and only equality, which mixes both kinds of ties, goes to the reference.
-//! Busy thresholds, marked health, capacity weights and stale masks go to
-//! the reference too. The sparse path draws differently from the reference,
-//! but from the same set of least-cost workers (property test
-//! `sparse_matches_reference`).
+//! without releases the pick is exact as least-loaded's is. With sparse
+//! credit (a prefix index names few workers) the pick walks the credited
+//! entries first: an uncredited worker costs `1000·L ≥ 0`, so a least
+//! credited cost below 0 is the answer with no scan at all (only credited
+//! workers tie there). Otherwise the SIMD least-loaded scan (sublinear on
+//! large pools) gives the least load `m`: a least credited cost below
+//! `1000·m` is the answer, one above it leaves the scan's answer (its ties
+//! are the scan's), and at equality the ties are the credited ones plus the
+//! lanes at `m` (all uncredited: a credited one there would cost less),
+//! counted by one SIMD pass and drawn among as one set. Busy thresholds,
+//! marked health, capacity weights and stale masks go to the reference. The
+//! sparse path draws differently from the reference, but from the same set
+//! of least-cost workers (property test `sparse_matches_reference`).
 //!
 //! *Dense credit (`T = 0`).* When more are credited, one SIMD scan reads each
 //! candidate's counter and credit side by side (`scan::least_credited`, the
@@ -66,17 +78,36 @@
 //! least cost (property test `dense_matches_reference`).
 //!
 //! *`T > 0`.* `P(i) = exp(−(c_i − c_min)/((c_max − c_min)·T)) / Σ_j …`
-//! over the best health tier, uniform when all costs are equal. Three
-//! scalar passes: min, max and tier; the sum of the weights; one 53-bit draw
-//! scaled by the sum and the running sum to it. Nothing is stored between
-//! passes, so nothing is allocated; a sequential pick samples the formula
-//! exactly up to `f64` rounding (chi-square test `softmax_samples_the_formula`);
-//! under concurrent bookings the passes may see different loads, which moves
-//! the draw within the same tier, and the booking validates the chosen
-//! worker's load as at `T = 0`. No vector kernel: three scalar passes over
-//! the counters cost more than the scan, and a vector `exp` would change
-//! results by backend; the speed targets at `T > 0` are not met (see the
-//! bench `cost/n`).
+//! over the best health tier, uniform when all costs are equal. The
+//! reference is three scalar passes: min, max and tier; the sum of the
+//! weights; one 53-bit draw scaled by the sum and the running sum to it.
+//! Nothing is stored between passes, so nothing is allocated; a sequential
+//! pick samples the formula exactly up to `f64` rounding (chi-square test
+//! `softmax_samples_the_formula`); under concurrent bookings the passes may
+//! see different loads, which moves the draw within the same tier, and the
+//! booking validates the chosen worker's load as at `T = 0`.
+//!
+//! With sparse credit (at most a quarter of the candidates) the same
+//! distribution comes from one SIMD pass and the credited entries. Every
+//! uncredited cost is `1000·L`, so one pass for the least and the largest
+//! load (`scan::range`) and the credited costs give `c_min` and `c_max`,
+//! provided an uncredited worker holds each end (the pass's count at that
+//! load exceeds the credited ones there; counted only when a credited worker
+//! sits at an end; else the reference answers). The draw is rejection
+//! sampling under an exact envelope: with `W_c` the credited weights' sum,
+//! `u` the uncredited candidates and `w(1000·m)` the largest weight one of
+//! them can have, a round draws `x` below `Q = W_c + u·w(1000·m)`; `x < W_c`
+//! names a credited worker by the prefix sums of its weights, else a uniform
+//! candidate is drawn, redrawn if credited, and kept with probability
+//! `exp(−1000·(L − m)/((c_max − c_min)·T))`. A round returns worker `i` with
+//! probability `w_i/Q`, so the answer is `i` with `w_i/Σ_j w_j`: the formula
+//! (chi-square test `sparse_softmax_samples_the_formula`, masked and not).
+//! `exp` runs once per credited worker and once per proposal above the least
+//! load, never per candidate; an uncredited proposal is kept with
+//! probability at least `exp(−1/T)`, and after 32 missed rounds the
+//! reference answers (two exact draws mixed are exact). No vector `exp`: the
+//! weights that remain are per credited worker, and a vector one would
+//! change results by backend. Dense credit at `T > 0` is the reference.
 //!
 //! # Phased load
 //! [`Reservation::release_part`](crate::Reservation::release_part) gives back

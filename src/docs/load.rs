@@ -112,12 +112,23 @@
 //!   look at it. The latency modes on such a pool compare load alone.
 //! - **Samples.** A `Timed` reservation reads the clock (`quanta`'s TSC: see
 //!   the `latency` bench group for why not `Instant`) when it is made and when
-//!   it ends, and folds the time held into its slot's cell with a bounded
-//!   compare-and-swap loop (8 tries; past that the sample is dropped, 8 newer
-//!   samples having landed). A failed end counts as at least the failure
+//!   it ends, turns the ticks into µs (the sample) and ms (its stamp) with one
+//!   widening multiply each (factors from quanta's calibration, taken when
+//!   the pool is built), and folds the sample into its slot's cell with a
+//!   bounded compare-and-swap loop (8 tries; past that the sample is dropped,
+//!   8 newer samples having landed). A sample that leaves the cell as it is
+//!   (below the estimate, in the millisecond of the last sample: `w = 1`)
+//!   writes nothing. A failed end counts as at least the failure
 //!   penalty, so a worker that fails fast looks slow, not idle. The sample
 //!   lands before the booking is given back, so it never reaches a slot that
 //!   was reused; reuse clears the cell.
+//! - **What a timed reservation costs.** Two reads of the time-stamp
+//!   counter, which cannot be one: a round trip needs both ends, and any
+//!   cheaper stand-in for the start (the pool's last completion, a coarse
+//!   clock) is off by as much as the gap between completions, which is the
+//!   round trip itself in a quiet pool. With the booking's and the release's
+//!   locked instructions that every reservation pays, these four set the
+//!   floor the `latency` bench measures beside it (group `latency/clock`).
 //! - **Reads.** Picks decay to the latest millisecond any sample ended at
 //!   (one shared, rarely written word), not to a clock read: one stale by the
 //!   gap between completions only decays less. Cells are read Relaxed: each
@@ -129,6 +140,16 @@
 //!   compared by cross-multiplying in `u128`. Masks narrow the candidates
 //!   first; health passes over unhealthy winners as the plain modes do.
 //!   Booking is CAS-validated on the load compared, as in power-of-two.
+//! - **Least-loaded by latency is a scalar pass.** The SIMD scan compares one
+//!   `u32` key per lane computed from that lane alone; here each lane's key
+//!   needs its cell decayed from its own stamp (`2^−x`: a lookup in a
+//!   256-entry table, a variable shift, and two 32×32→64-bit products), then
+//!   a 64-bit product with the load. That is a gather per lane on AVX2 and
+//!   AVX-512 and a scalar lookup on NEON; the alternative, ranking by a
+//!   time-normalised logarithm that a sample rewrites, changes the cost that
+//!   power-of-two compares. Neither was built: the pass costs one cell and
+//!   one counter read per candidate, linear in the candidates (the bench
+//!   `latency-least-loaded/n` beside the plain least-loaded scan).
 //!
 //! # Reports and their sources
 //! (`reports/mod.rs`.)

@@ -4,7 +4,7 @@ use super::backend::Backend;
 use super::credit::Credit;
 use super::dispatch;
 use super::draw::{self, Cut, FEW_LANES, SAMPLES, SMALL_LANES, draw_among, sample};
-use super::outcome::{Drawn, FewAt, Least, MinTies};
+use super::outcome::{Drawn, FewAt, Least, MinTies, Range};
 use super::scalar;
 use super::simd;
 use super::vector::{Op, Vector};
@@ -87,6 +87,12 @@ impl Kernel {
     #[inline]
     pub(super) fn min_ties(self, counters: &[AtomicU32], excluded: Option<&[u32]>) -> MinTies {
         self.run(MinTiesOp { counters, excluded })
+    }
+
+    /// See [`super::range`]; `None` scans every lane.
+    #[inline]
+    pub(crate) fn range(self, counters: &[AtomicU32], excluded: Option<&[u32]>) -> Range {
+        self.run(RangeOp { counters, excluded })
     }
 
     /// The least of `counters` (`u32::MAX` for none): one pass, no tie count.
@@ -345,6 +351,12 @@ op! {
     MinTiesOp { counters: &'a [AtomicU32], excluded: Option<&'a [u32]> } -> MinTies;
     scalar(op) { scalar::min_ties(op.counters, op.excluded) }
     vector(op, v) { simd::min_ties(v, op.counters, op.excluded) }
+}
+
+op! {
+    RangeOp { counters: &'a [AtomicU32], excluded: Option<&'a [u32]> } -> Range;
+    scalar(op) { scalar::range(op.counters, op.excluded) }
+    vector(op, v) { simd::range(v, op.counters, op.excluded) }
 }
 
 op! {

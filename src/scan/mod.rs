@@ -79,12 +79,12 @@ pub(crate) use weighting::score;
 // The kernel itself: for the crate's picks, its fuzz targets, benchmarks and CI
 // scripts. Not part of the API.
 #[doc(hidden)]
-pub use api::{least, least_credited, least_weighted, min_ties, min_ties_all, nth_tie, nth_tie_all};
+pub use api::{least, least_credited, least_weighted, min_ties, min_ties_all, nth_tie, nth_tie_all, range};
 #[doc(hidden)]
 pub use credit::Credit;
 #[doc(hidden)]
 pub use kernel::Kernel;
 #[doc(hidden)]
-pub use outcome::{Least, MinTies};
+pub use outcome::{Least, MinTies, Range};
 #[doc(hidden)]
 pub use weighting::Weighting;

@@ -107,6 +107,11 @@ impl Vector for Neon {
     }
 
     #[inline(always)]
+    fn xor(self, a: u32x4, b: u32x4) -> u32x4 {
+        a ^ b
+    }
+
+    #[inline(always)]
     fn min(self, a: u32x4, b: u32x4) -> u32x4 {
         a.min(b)
     }

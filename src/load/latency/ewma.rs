@@ -105,7 +105,12 @@ pub(crate) fn update(cell: u64, now_ms: u32, rtt_us: u32, decay: &Decay) -> u64 
     if rtt_us >= cost {
         return pack(rtt_us, now_ms);
     }
-    let w = decay.weight(elapsed(stamp, now_ms));
+    let dt = elapsed(stamp, now_ms);
+    if dt == 0 {
+        // w = 1: the estimate stays, and so does its stamp.
+        return cell;
+    }
+    let w = decay.weight(dt);
     // cost · w < 2^64 and rtt · (1 − w) < 2^64: their sum fits u128, and the
     // result, between rtt and cost, fits u32.
     let mixed = (u128::from(cost) * u128::from(w) + u128::from(rtt_us) * u128::from(ONE - w)) >> 32;
@@ -113,12 +118,18 @@ pub(crate) fn update(cell: u64, now_ms: u32, rtt_us: u32, decay: &Decay) -> u64 
 }
 
 /// Folds a sample into `cell`, lock-free: a bounded compare-and-swap loop
-/// (see [`MAX_TRIES`]). Relaxed: the cell is its own only datum.
+/// (see [`MAX_TRIES`]). A sample that leaves the cell as it is (one below the
+/// estimate in the millisecond of the last, where `w = 1`) writes nothing:
+/// no locked instruction, and the line stays shared with the picks that read
+/// it. Relaxed: the cell is its own only datum.
 #[inline]
 pub(crate) fn record(cell: &AtomicU64, now_ms: u32, rtt_us: u32, decay: &Decay) {
     let mut seen = cell.load(Relaxed);
     for _ in 0..MAX_TRIES {
         let next = update(seen, now_ms, rtt_us, decay);
+        if next == seen {
+            return;
+        }
         match cell.compare_exchange(seen, next, Relaxed, Relaxed) {
             Ok(_) => return,
             Err(now) => seen = now,

@@ -136,6 +136,9 @@ impl Selector for Cost {
         };
         let t = tuning.temperature.unwrap_or(self.temperature).get();
         if t > 0.0 {
+            if let Some(answer) = pass::softmax_sparse(cx, rule, t) {
+                return answer;
+            }
             return pass::softmax(cx, rule, t);
         }
         if let Some(answer) = pass::minimum_sparse(cx, rule) {
