@@ -643,9 +643,49 @@ fn device(c: &mut Criterion<CpuTime>) {
     }
 }
 
+/// `masked/n`: least-loaded reserve + release over `n` workers, unmasked
+/// beside a mask admitting half of them, on an idle pool (`idle`, `idle-half`)
+/// and on one with every even worker at load 1: a mask admitting half the
+/// idle ones among its half (`loaded-half`), and one admitting only the loaded
+/// ones (`loaded-half-above`: the admitted minimum lies above every block's
+/// least load, which the bounds cannot see, so it scans flat).
+fn masked(c: &mut Criterion<CpuTime>) {
+    for n in [1024u64, 16_384, 100_000] {
+        let mut g = c.benchmark_group(format!("masked/{n}"));
+        samples_for(&mut g, n as usize / 4);
+        let ll = LeastLoaded::new();
+        for loaded in [false, true] {
+            let pool = Pool::with_max_workers(1 << 17).unwrap();
+            pool.replace(0..n).unwrap();
+            let _held: Vec<_> = (0..n)
+                .filter(|w| loaded && w % 2 == 0)
+                .map(|w| pool.reserve_worker(&w, 1).unwrap())
+                .collect();
+            let mut h = pool.handle_with_rng(Rng::with_seed(1));
+            let name = if loaded { "loaded" } else { "idle" };
+            g.bench_function(BenchmarkId::new("least-loaded", name), |b| {
+                b.iter(|| *h.reserve(&ll).unwrap().worker())
+            });
+            let half = pool.eligibility(|w| w % 4 < 2);
+            let req = Request::new().eligible(&half);
+            g.bench_function(BenchmarkId::new("least-loaded", format!("{name}-half")), |b| {
+                b.iter(|| *h.reserve_with(&ll, &req).unwrap().worker())
+            });
+            if loaded {
+                let above = pool.eligibility(|w| w % 2 == 0);
+                let req = Request::new().eligible(&above);
+                g.bench_function(BenchmarkId::new("least-loaded", "loaded-half-above"), |b| {
+                    b.iter(|| *h.reserve_with(&ll, &req).unwrap().worker())
+                });
+            }
+        }
+        g.finish();
+    }
+}
+
 criterion_group! {
     name = benches;
     config = config();
-    targets = floor, scan, weighted_scan, modes, few_ties, stale_mask, reported, large, weighted, health, affinity, device
+    targets = floor, scan, weighted_scan, modes, few_ties, stale_mask, reported, large, weighted, health, affinity, device, masked
 }
 criterion_main!(benches);

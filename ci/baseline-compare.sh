@@ -3,10 +3,10 @@
 # commit (default 97b26ce, the crate before owned handles, weights, health,
 # reported load and the per-block bounds), linked into one program
 # (ci/baseline-compare/main.rs), so both run in the same process on the same
-# machine. Not a CI gate: timing on a shared machine is noisy; it prints the
-# ratios for BENCHMARKS.md and for whoever judges "never slower than before".
+# machine. Timing on a shared machine is noisy, so the CI gate (ci/baseline.sh)
+# runs --counts: exact counts, judged against the pinned baseline.
 #
-#   ci/baseline-compare.sh [--counts] [COMMIT] [ROUNDS]
+#   ci/baseline-compare.sh [--counts|--markdown] [COMMIT] [ROUNDS]
 #
 # Default: interleaved timing (base, tree, base, ... per operation, ROUNDS
 # rounds of ~2 ms batches, default 21), median ns of each and the median of
@@ -18,12 +18,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 counts=0
-if [ "${1:-}" = "--counts" ]; then
-    counts=1
-    shift
-fi
+markdown=0
+case "${1:-}" in
+    --counts) counts=1; shift ;;
+    --markdown) markdown=1; shift ;;
+esac
 commit=${1:-97b26ce}
 rounds=${2:-21}
+if ! [[ $rounds =~ ^[1-9][0-9]{0,3}$ ]]; then
+    echo "baseline-compare: ROUNDS must be a whole number from 1 to 9999, not '$rounds'" >&2
+    exit 2
+fi
+git rev-parse --quiet --verify "$commit^{commit}" >/dev/null || {
+    echo "baseline-compare: COMMIT '$commit' is not a commit of this repository" >&2
+    exit 2
+}
 dir=$root/target/baseline-compare
 mkdir -p "$dir"
 
@@ -64,7 +73,12 @@ bin=$dir/target/release/compare
 echo "baseline $(git rev-parse --short "$commit"), tree $(git rev-parse --short HEAD)$(git diff --quiet || echo ' + changes'), $(rustc --version)"
 
 if [ "$counts" -eq 0 ]; then
-    "$bin" compare "$rounds"
+    if [ "$markdown" -eq 1 ]; then
+        "$bin" compare "$rounds" | awk 'NR == 1 { print "| operation/workers | 97b26ce ns | tree ns | ratio |"; print "|---|---:|---:|---:|"; next }
+            NF >= 4 && $1 ~ /\// { printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4; next } { print }'
+    else
+        "$bin" compare "$rounds"
+    fi
     exit 0
 fi
 

@@ -14,8 +14,10 @@
 //! cargo run --release --example custom_selector
 //! cargo run --release --example custom_selector -- --mode capped --param max-load=2
 //! cargo run --release --example custom_selector -- --mode p2c
+//! cargo run --release --example custom_selector -- --help
 //! ```
 
+use std::ffi::OsString;
 use std::process::ExitCode;
 use std::time::Instant;
 use workerpick::{Choice, Context, Error, Params, Pool, Registry, Rng, Selector};
@@ -52,28 +54,59 @@ impl Selector for Capped {
     }
 }
 
-/// `--mode NAME` and `--param key=value,...` from the command line.
-fn config() -> Result<(String, Params), Error> {
-    let mut mode = "capped".to_owned();
-    let mut params = "max-load=3".to_owned();
-    let mut args = std::env::args().skip(1);
+const USAGE: &str = "usage: custom_selector [--mode NAME] [--param KEY=VALUE,...]
+  --mode NAME   a built-in selector's name, or capped (the default)
+  --param LIST  the selector's parameters (default: max-load=3 for capped, none otherwise)";
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq)]
+enum Command {
+    Help,
+    Run { mode: String, params: String },
+}
+
+/// `--mode NAME` and `--param key=value,...` from the arguments after the
+/// program's name (as the OS gave them: one that is not UTF-8 is refused,
+/// not a panic); an error is one line.
+fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String> {
+    let text = |a: OsString| {
+        a.into_string()
+            .map_err(|a| format!("argument `{}` is not UTF-8 text", a.to_string_lossy()))
+    };
+    let mut mode = None;
+    let mut params = None;
+    let mut args = args.into_iter();
     while let Some(arg) = args.next() {
-        match (arg.as_str(), args.next()) {
-            ("--mode", Some(v)) => {
-                mode = v;
-                params.clear();
-            }
-            ("--param", Some(v)) => params = v,
-            _ => eprintln!("ignoring `{arg}`; use --mode NAME and --param key=value"),
-        }
+        let arg = text(arg)?;
+        let slot = match arg.as_str() {
+            "-h" | "--help" => return Ok(Command::Help),
+            "--mode" => &mut mode,
+            "--param" => &mut params,
+            _ => return Err(format!("unexpected argument `{arg}`")),
+        };
+        let value = args.next().ok_or_else(|| format!("{arg} needs a value"))?;
+        *slot = Some(text(value)?);
     }
-    Ok((mode, params.parse()?))
+    let mode = mode.unwrap_or_else(|| "capped".to_owned());
+    let params = params.unwrap_or_else(|| if mode == "capped" { "max-load=3" } else { "" }.to_owned());
+    Ok(Command::Run { mode, params })
 }
 
 /// Errors are printed with `Display` (one readable line), not the `Debug`
 /// that returning them from `main` would print.
 fn main() -> ExitCode {
-    match run() {
+    let (mode, params) = match parse(std::env::args_os().skip(1)) {
+        Ok(Command::Run { mode, params }) => (mode, params),
+        Ok(Command::Help) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("custom_selector: {e} (see --help)");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&mode, &params) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("custom_selector: {e}");
@@ -82,7 +115,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run() -> Result<(), Error> {
+fn run(mode: &str, params: &str) -> Result<(), Error> {
     let mut registry = Registry::new();
     registry.register("capped", Capped::from_params)?;
     println!("selectors: {}", registry.names().collect::<Vec<_>>().join(", "));
@@ -95,8 +128,8 @@ fn run() -> Result<(), Error> {
         println!("resolve(\"cap\") -> {e}");
     }
 
-    let (mode, params) = config()?;
-    let selector = registry.resolve_with(&mode, &params)?;
+    let params: Params = params.parse()?;
+    let selector = registry.resolve_with(mode, &params)?;
     let shown = if params.is_empty() {
         "defaults".to_owned()
     } else {
@@ -160,4 +193,60 @@ fn run() -> Result<(), Error> {
         pool.loads().iter().all(|&(_, l)| l == 0)
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Command, parse};
+    use std::ffi::OsString;
+
+    fn args(a: &[&str]) -> Result<Command, String> {
+        parse(a.iter().map(|s| (*s).into()))
+    }
+
+    fn run(mode: &str, params: &str) -> Result<Command, String> {
+        Ok(Command::Run {
+            mode: mode.into(),
+            params: params.into(),
+        })
+    }
+
+    #[test]
+    fn defaults_and_flags_in_any_order() {
+        assert_eq!(args(&[]), run("capped", "max-load=3"));
+        assert_eq!(args(&["--mode", "p2c"]), run("p2c", ""));
+        assert_eq!(
+            args(&["--param", "max-load=2", "--mode", "capped"]),
+            run("capped", "max-load=2")
+        );
+        assert_eq!(args(&["--mode", "x", "--help"]), Ok(Command::Help));
+        assert_eq!(args(&["-h"]), Ok(Command::Help));
+    }
+
+    /// Before: unknown flags and a flag without its value were ignored
+    /// (exit 0), `--help` too.
+    #[test]
+    fn what_it_cannot_run_is_one_line_naming_the_argument() {
+        for (bad, names) in [
+            (&["--bogus"][..], "--bogus"),
+            (&["capped"], "capped"),
+            (&["--mode"], "--mode"),
+            (&["--mode", "capped", "--param"], "--param"),
+        ] {
+            let e = args(bad).unwrap_err();
+            assert!(e.contains(names) && !e.contains('\n'), "{bad:?}: {e}");
+        }
+    }
+
+    /// Before: `std::env::args()` panicked on it (exit 101).
+    #[cfg(unix)]
+    #[test]
+    fn an_argument_that_is_not_utf8_is_refused() {
+        use std::os::unix::ffi::OsStringExt;
+        let bad = || OsString::from_vec(b"p\xff".to_vec());
+        for a in [vec![bad()], vec!["--mode".into(), bad()]] {
+            let e = parse(a).unwrap_err();
+            assert!(e.contains("not UTF-8") && e.contains("p\u{fffd}"), "{e}");
+        }
+    }
 }

@@ -38,6 +38,7 @@
 //! next requests together. The simulator's replica scenario
 //! (`cargo run --release -p workerpick-sim`) measures how much the period matters.
 
+use std::ffi::OsString;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -228,10 +229,14 @@ enum Command {
     Run { replicas: usize, period_ms: u64 },
 }
 
-/// Parses the arguments after the program's name; an error is one line.
-fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
+/// Parses the arguments after the program's name (as the OS gave them: an
+/// argument that is not UTF-8 is refused, not a panic); an error is one line.
+fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String> {
     let mut numbers = Vec::new();
     for arg in args {
+        let arg = arg
+            .into_string()
+            .map_err(|a| format!("argument `{}` is not UTF-8 text", a.to_string_lossy()))?;
         match arg.as_str() {
             "-h" | "--help" => return Ok(Command::Help),
             a if a.starts_with('-') && a.parse::<i64>().is_err() => {
@@ -263,7 +268,7 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
 }
 
 fn main() -> ExitCode {
-    let (replicas, period_ms) = match parse(std::env::args().skip(1)) {
+    let (replicas, period_ms) = match parse(std::env::args_os().skip(1)) {
         Ok(Command::Run { replicas, period_ms }) => (replicas, period_ms),
         Ok(Command::Help) => {
             println!("{USAGE}");
@@ -358,7 +363,7 @@ mod tests {
     use super::{Command, parse};
 
     fn args(a: &[&str]) -> Result<Command, String> {
-        parse(a.iter().map(|s| (*s).to_owned()))
+        parse(a.iter().map(|s| (*s).into()))
     }
 
     #[test]
@@ -411,9 +416,23 @@ mod tests {
             (&["4", "99999999999999999999"], "PERIOD_MS"),
             (&["--fast"], "--fast"),
             (&["4", "5", "6"], "`6`"),
+            (&[""], "REPLICAS"),
         ] {
             let e = args(bad).unwrap_err();
             assert!(e.contains(names) && !e.contains('\n'), "{bad:?}: {e}");
+        }
+    }
+
+    /// Before: `std::env::args()` panicked on it (exit 101).
+    #[cfg(unix)]
+    #[test]
+    fn an_argument_that_is_not_utf8_is_refused() {
+        use std::os::unix::ffi::OsStringExt;
+        for at in 0..2 {
+            let mut a: Vec<std::ffi::OsString> = vec!["4".into(); at];
+            a.push(std::ffi::OsString::from_vec(b"8\xff".to_vec()));
+            let e = parse(a).unwrap_err();
+            assert!(e.contains("not UTF-8") && e.contains("8\u{fffd}"), "{e}");
         }
     }
 }

@@ -9,8 +9,9 @@ use crate::error::Error;
 use crate::pool::Pool;
 use crate::request::Request;
 use crate::rng::Rng;
-use crate::selector::{Choice, Selector};
+use crate::selectors::{Choice, Selector};
 use crate::snapshot::Snapshot;
+use crate::storage::features::Features;
 use crate::storage::{Booked, Missed};
 
 /// How many times a reservation asks the selector again after losing a
@@ -36,7 +37,7 @@ fn context<'a, W>(
         rng,
         intent,
         request,
-        pool.backend,
+        &pool.backend,
     ))
 }
 
@@ -130,7 +131,7 @@ fn reserve_as<W, S: Selector + ?Sized, R>(
     keep: impl FnOnce(Booked<W>) -> R,
 ) -> Result<R, Error> {
     let mut cx = context(pool, snap, rng, request, Intent::Reserve)?;
-    duties(pool);
+    duties(pool, cx.features);
     let weight = request.weight;
     let slots = &pool.slots;
     let mut last = 0;
@@ -163,27 +164,81 @@ fn reserve_as<W, S: Selector + ?Sized, R>(
     Ok(keep(booked))
 }
 
-/// What every picked reservation does besides booking, now and then: age
+/// What every picked reservation does besides booking, now and then, when
+/// the feature word `features` (as the pick read it) says there is any: age
 /// out reports, step a slow-start ramp.
 #[inline(always)]
-pub(crate) fn duties<W>(pool: &Pool<W>) {
-    pool.reported.tick(&pool.slots.counters);
-    if pool.ramp.is_on() && crate::reports::now_and_then() {
-        (pool.ramp_step)(pool);
+pub(crate) fn duties<W>(pool: &Pool<W>, features: u32) {
+    if features & (Features::REPORTED | Features::RAMPING) != 0 {
+        pool.reported.tick(&pool.slots.counters);
+        if pool.ramp.is_on() && crate::reports::now_and_then() {
+            (pool.ramp_step)(pool);
+        }
     }
 }
 
-/// Books `weight` on a worker named by the caller.
+/// Books `weight` on a worker named by the caller: on its least-loaded
+/// rank, if it has ranks.
 pub(crate) fn reserve_worker<W: Eq + core::hash::Hash>(
     pool: &Pool<W>,
     snap: &Snapshot<W>,
     worker: &W,
     weight: u32,
 ) -> Result<Booked<W>, Error> {
-    let Some(&slot) = snap.index.get(worker) else {
+    let slot = worker_slot(pool, snap, worker)?;
+    book(pool, snap, slot, weight)
+}
+
+/// Books `weight` on rank `rank` of a worker named by the caller.
+pub(crate) fn reserve_rank<W: Eq + core::hash::Hash>(
+    pool: &Pool<W>,
+    snap: &Snapshot<W>,
+    worker: &W,
+    rank: u32,
+    weight: u32,
+) -> Result<Booked<W>, Error> {
+    let ranks = snap.ranks_of(worker).ok_or(Error::UnknownWorker)?;
+    book(pool, snap, ranks.slot(rank)?, weight)
+}
+
+/// The slot a booking on `worker` goes to: its own, or its least-loaded
+/// rank's. A worker without ranks is the one lookup it always was; only a
+/// miss there looks among the workers with ranks.
+#[inline(always)]
+pub(crate) fn worker_slot<W: Eq + core::hash::Hash>(
+    pool: &Pool<W>,
+    snap: &Snapshot<W>,
+    worker: &W,
+) -> Result<u32, Error> {
+    match snap.index.get(worker) {
+        Some(&slot) => Ok(slot),
+        None => least_loaded_rank(pool, snap, worker),
+    }
+}
+
+/// The least-loaded rank of `worker`, a worker with ranks (the lowest one
+/// on a tie), as its counters read now; unvalidated, like any pinned
+/// booking.
+#[cold]
+#[inline(never)]
+fn least_loaded_rank<W: Eq + core::hash::Hash>(
+    pool: &Pool<W>,
+    snap: &Snapshot<W>,
+    worker: &W,
+) -> Result<u32, Error> {
+    let Some(&first) = snap.ranked.get(worker) else {
         return Err(Error::UnknownWorker);
     };
-    book(pool, snap, slot, weight)
+    let count = snap.view.info[first as usize].rank_count();
+    let load = |slot| {
+        pool.slots
+            .counters
+            .get(slot)
+            .load(crate::sync::atomic::Ordering::Relaxed)
+    };
+    Ok((first..first + count)
+        .min_by_key(|&slot| load(slot))
+        .unwrap_or(first))
 }
 
 /// Books `weight` (or a pin, for `0`) on `slot`, a member of `snap`, a

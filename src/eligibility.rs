@@ -11,7 +11,8 @@ fn next_mask_id() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
-/// A per-request candidate filter: the workers a request may go to.
+/// A per-request candidate filter: the workers a request may go to. A
+/// worker's answer is every one of its data-parallel ranks'.
 ///
 /// Build it once from the pool (`Pool::eligibility`) and reuse it for as many
 /// requests as you like; applying it allocates nothing. It names worker
@@ -57,7 +58,8 @@ impl Eligibility {
         Self::default()
     }
 
-    /// How many workers the mask admitted when it was built.
+    /// How many candidates the mask admitted when it was built (a worker
+    /// with ranks counts once per rank).
     pub fn len(&self) -> usize {
         self.slots.len()
     }
@@ -110,8 +112,15 @@ impl Eligibility {
         self.gens.clear();
         self.excluded.clear();
         self.excluded.resize(view.scan_len(), u32::MAX);
+        let ranked = !snap.ranked.is_empty();
+        let mut admitted = false;
         for &slot in view.members.iter() {
-            if admit(snap.key(slot)) {
+            // Asked once per worker: its ranks (side by side, rank 0 first)
+            // share the answer.
+            if !ranked || pool.slots.keys.rank(slot) == 0 {
+                admitted = admit(snap.key(slot));
+            }
+            if admitted {
                 self.slots.push(slot);
                 self.gens.push(view.gens[slot as usize]);
                 self.excluded[slot as usize] = 0;
@@ -119,7 +128,7 @@ impl Eligibility {
         }
     }
 
-    fn build<W: Clone + Eq + Hash + Send + Sync>(
+    pub(crate) fn build<W: Clone + Eq + Hash + Send + Sync>(
         pool: &Pool<W>,
         snap: &Snapshot<W>,
         mut admit: impl FnMut(&W) -> bool,
@@ -127,13 +136,6 @@ impl Eligibility {
         let mut mask = Self::new();
         mask.fill(pool, snap, &mut admit);
         mask
-    }
-}
-
-impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
-    /// A mask admitting the current workers for which `admit` is true.
-    pub fn eligibility(&self, admit: impl FnMut(&W) -> bool) -> Eligibility {
-        Eligibility::build(self, &self.snapshot(), admit)
     }
 }
 

@@ -70,6 +70,16 @@ pub enum Error {
     /// A hard session binding's worker is gone (removed, draining, unhealthy
     /// or outside the request's mask); the binding went with it.
     SessionWorkerGone,
+    // Last: a variant before the others would renumber them, and the error
+    // paths of every pick would compile differently.
+    /// A rank named by the caller (a pinned reservation, a report) is not
+    /// one of the worker's data-parallel ranks.
+    UnknownRank {
+        /// The rank that was asked for.
+        rank: u32,
+        /// How many ranks the worker has (`0..ranks` are valid).
+        ranks: u32,
+    },
 }
 
 impl fmt::Display for Error {
@@ -87,6 +97,11 @@ impl fmt::Display for Error {
             ),
             Error::UnknownWorker => f.write_str(
                 "unknown worker: it is not in the current worker set; insert it first or pick without pinning",
+            ),
+            Error::UnknownRank { rank, ranks } => write!(
+                f,
+                "unknown rank: the worker has {ranks} data-parallel rank(s), numbered 0..{ranks}, so rank {rank} \
+                 is not one of them; name a rank below {ranks} or reserve the worker without a rank"
             ),
             Error::DuplicateWorker => f.write_str(
                 "duplicate worker: it is already in the set; remove it first or use `replace` to set the whole set",

@@ -7,17 +7,18 @@ use crate::booking;
 use crate::context::Intent;
 use crate::error::Error;
 use crate::pool::Pool;
-use crate::request::{DEFAULT_REQUEST, Request};
+use crate::request::Request;
 use crate::reservation::Reservation;
 use crate::rng::Rng;
-use crate::selector::Selector;
+use crate::selectors::Selector;
 use crate::snapshot::Snapshot;
 use crate::sync::Cached;
 use core::hash::Hash;
 
 /// The pick methods every handle kind shares, each a thin call into the
-/// handle's own `pick` or `reserve_with`: `rng`, `select`, `select_with`,
-/// `preview` and `reserve`, whose guard is `$reservation`.
+/// handle's own `pick`, `pick_ranked` or `reserve_with`: `rng`, `select`,
+/// `select_with`, `preview`, `reserve` (whose guard is `$reservation`),
+/// `select_ranked` and `preview_ranked`.
 macro_rules! thin_picks {
     ($reservation:ty) => {
         /// This handle's random source.
@@ -27,7 +28,7 @@ macro_rules! thin_picks {
 
         /// Picks a worker without booking load.
         #[inline]
-        pub fn select<S: $crate::selector::Selector + ?Sized>(
+        pub fn select<S: $crate::selectors::Selector + ?Sized>(
             &mut self,
             selector: &S,
         ) -> Result<&W, $crate::error::Error> {
@@ -40,7 +41,7 @@ macro_rules! thin_picks {
 
         /// Picks a worker for `request` without booking load.
         #[inline]
-        pub fn select_with<S: $crate::selector::Selector + ?Sized>(
+        pub fn select_with<S: $crate::selectors::Selector + ?Sized>(
             &mut self,
             selector: &S,
             request: &$crate::request::Request<'_>,
@@ -50,7 +51,7 @@ macro_rules! thin_picks {
 
         /// Says which worker a pick would choose now, changing nothing.
         #[inline]
-        pub fn preview<S: $crate::selector::Selector + ?Sized>(
+        pub fn preview<S: $crate::selectors::Selector + ?Sized>(
             &mut self,
             selector: &S,
         ) -> Result<&W, $crate::error::Error> {
@@ -63,11 +64,33 @@ macro_rules! thin_picks {
 
         /// Picks a worker and books one unit of load on it.
         #[inline]
-        pub fn reserve<S: $crate::selector::Selector + ?Sized>(
+        pub fn reserve<S: $crate::selectors::Selector + ?Sized>(
             &mut self,
             selector: &S,
         ) -> Result<$reservation, $crate::error::Error> {
             self.reserve_with(selector, &$crate::request::DEFAULT_REQUEST)
+        }
+
+        /// [`select_with`](Self::select_with), naming the data-parallel rank
+        /// picked too (0 for a worker without ranks).
+        #[inline]
+        pub fn select_ranked<S: $crate::selectors::Selector + ?Sized>(
+            &mut self,
+            selector: &S,
+            request: &$crate::request::Request<'_>,
+        ) -> Result<(&W, u32), $crate::error::Error> {
+            self.pick_ranked(selector, request, $crate::context::Intent::Select)
+        }
+
+        /// [`preview`](Self::preview) for `request`, naming the
+        /// data-parallel rank too (0 for a worker without ranks).
+        #[inline]
+        pub fn preview_ranked<S: $crate::selectors::Selector + ?Sized>(
+            &mut self,
+            selector: &S,
+            request: &$crate::request::Request<'_>,
+        ) -> Result<(&W, u32), $crate::error::Error> {
+            self.pick_ranked(selector, request, $crate::context::Intent::Preview)
         }
     };
 }
@@ -136,6 +159,18 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
         selector: &S,
         request: &Request<'_>,
     ) -> Result<Reservation<'p, W>, Error> {
+        self.reserve_inlined(selector, request)
+    }
+
+    /// [`reserve_with`](Self::reserve_with), inlined wherever it is called:
+    /// for a caller that books twice in a row (a pair), where a call's own
+    /// cost shows beside the bookings.
+    #[inline(always)]
+    pub(crate) fn reserve_inlined<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<Reservation<'p, W>, Error> {
         let snap = self.cache.load();
         let pool = self.pool;
         booking::reserve(pool, snap, &mut self.rng, request, selector, |booked| {
@@ -151,11 +186,30 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
         self.cache.load()
     }
 
-    /// Books `weight` on `worker` itself (a pinned target).
+    /// Books `weight` on `worker` itself (a pinned target): on its
+    /// least-loaded rank, if it has ranks (see [`Pool::reserve_worker`]).
     pub fn reserve_worker(&mut self, worker: &W, weight: u32) -> Result<Reservation<'p, W>, Error> {
         let snap = self.cache.load();
         let booked = booking::reserve_worker(self.pool, snap, worker, weight)?;
         Ok(Reservation::new(self.pool, booked))
+    }
+
+    /// Books `weight` on rank `rank` of `worker` (see [`Pool::reserve_rank`]).
+    pub fn reserve_rank(&mut self, worker: &W, rank: u32, weight: u32) -> Result<Reservation<'p, W>, Error> {
+        let snap = self.cache.load();
+        let booked = booking::reserve_rank(self.pool, snap, worker, rank, weight)?;
+        Ok(Reservation::new(self.pool, booked))
+    }
+
+    fn pick_ranked<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+        intent: Intent,
+    ) -> Result<(&W, u32), Error> {
+        let snap = self.cache.load();
+        let slot = booking::choose(self.pool, snap, &mut self.rng, request, selector, intent)?;
+        Ok((snap.key(slot), self.pool.slots.keys.rank(slot)))
     }
 
     #[inline(always)]
@@ -168,82 +222,5 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
         let snap = self.cache.load();
         let slot = booking::choose(self.pool, snap, &mut self.rng, request, selector, intent)?;
         Ok(snap.key(slot))
-    }
-}
-
-impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
-    /// A cached handle for one router thread or task, with its own random source.
-    pub fn handle(&self) -> Handle<'_, W> {
-        Handle::new(self, Rng::new())
-    }
-
-    /// A cached handle drawing from `rng` (seed it for reproducible picks).
-    pub fn handle_with_rng(&self, rng: Rng) -> Handle<'_, W> {
-        Handle::new(self, rng)
-    }
-
-    /// Picks a worker without booking load, and returns a clone of it (see
-    /// the type's docs on allocation; [`Handle::select`] lends it instead).
-    pub fn select<S: Selector + ?Sized>(&self, selector: &S) -> Result<W, Error> {
-        self.select_with(selector, &DEFAULT_REQUEST)
-    }
-
-    /// Picks a worker for `request` without booking load.
-    pub fn select_with<S: Selector + ?Sized>(&self, selector: &S, request: &Request<'_>) -> Result<W, Error> {
-        self.pick_key(selector, request, Intent::Select)
-    }
-
-    /// Says which worker a pick would choose now, changing nothing: no cursor
-    /// advances, nothing is booked. Random draws are fresh ones. Returns a
-    /// clone of the worker, as [`select`](Self::select) does.
-    pub fn preview<S: Selector + ?Sized>(&self, selector: &S) -> Result<W, Error> {
-        self.preview_with(selector, &DEFAULT_REQUEST)
-    }
-
-    /// [`preview`](Self::preview) for `request`.
-    pub fn preview_with<S: Selector + ?Sized>(
-        &self,
-        selector: &S,
-        request: &Request<'_>,
-    ) -> Result<W, Error> {
-        self.pick_key(selector, request, Intent::Preview)
-    }
-
-    /// Picks a worker and books one unit of load on it.
-    pub fn reserve<S: Selector + ?Sized>(&self, selector: &S) -> Result<Reservation<'_, W>, Error> {
-        self.reserve_with(selector, &DEFAULT_REQUEST)
-    }
-
-    /// Picks a worker for `request` and books `request`'s weight on it.
-    pub fn reserve_with<S: Selector + ?Sized>(
-        &self,
-        selector: &S,
-        request: &Request<'_>,
-    ) -> Result<Reservation<'_, W>, Error> {
-        booking::reserve(
-            self,
-            &self.snapshot(),
-            &mut Rng::new(),
-            request,
-            selector,
-            |booked| Reservation::new(self, booked),
-        )
-    }
-
-    /// Books `weight` on `worker` itself (a pinned target).
-    pub fn reserve_worker(&self, worker: &W, weight: u32) -> Result<Reservation<'_, W>, Error> {
-        let booked = booking::reserve_worker(self, &self.snapshot(), worker, weight)?;
-        Ok(Reservation::new(self, booked))
-    }
-
-    fn pick_key<S: Selector + ?Sized>(
-        &self,
-        selector: &S,
-        request: &Request<'_>,
-        intent: Intent,
-    ) -> Result<W, Error> {
-        let snap = self.snapshot();
-        let slot = booking::choose(self, &snap, &mut Rng::new(), request, selector, intent)?;
-        Ok(snap.key(slot).clone())
     }
 }

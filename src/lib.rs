@@ -17,6 +17,9 @@
 //! | [`DeviceAware`] | a full cache hit first (least loaded, books nothing), else the least-loaded CPU or accelerator by the CPU ratio | yes, except a full cache hit |
 //! | [`Affinity`] | the request key's first worker on a consistent-hash ring within `⌈(1 + ε)·(total + 1)/n⌉` (pools that call [`Pool::enable_affinity`]) | yes; CAS-validated booking |
 //! | [`Cost`] | the least `load − α·credit` (cache credit from [`CacheHits`]), or a range-normalised softmax over it; CAS-validated booking | yes |
+//! | [`LatencyPowerOfTwo`] | as power-of-two, comparing the peak-EWMA round trip × (load + 1) ([`Pool::with_latency`]) | yes; CAS-validated booking |
+//! | [`LatencyLeastLoaded`] | the least round trip × (load + 1) over all candidates | yes; CAS-validated booking |
+//! | [`ReplicaLeastLoaded`] | least `own + reported ÷ d` (`d` = 2 by default): a replica's exact bookings over its peers' stale reports, against herding | yes; CAS-validated booking |
 //!
 //! ```
 //! use workerpick::{LeastLoaded, Pool, PowerOfTwo, Request};
@@ -46,13 +49,30 @@
 //! decode worker from two pools: preview the decode choice, decide with a
 //! [`Decider`] (or the caller's [`Plan`]), then book both sides or neither.
 //!
+//! # What is here
+//!
+//! | group | names |
+//! |---|---|
+//! | the pool and its handles | [`Pool`] (its methods grouped: building, membership, picking, fleet controls, reports and sync, latency, affinity, inspection), [`Handle`], [`OwnedHandle`], [`PoolStats`] |
+//! | modes | the table above, [`Mode`] (by name), [`Registry`] and [`Params`] (configured by name) |
+//! | a request | [`Request`] (weight, key, mask, cache credit, knobs), [`Eligibility`] (a mask), [`CacheHits`] (cache credit) and [`WorkerToken`] (a worker as a cache index stores it), [`CreditWeight`], [`Temperature`] |
+//! | bookings | [`Reservation`], [`OwnedReservation`], [`Timed`] and [`Timeable`] (latency samples), `ReservedFuture`, `ReservedStream` (feature `futures`) |
+//! | the fleet | [`WorkerInfo`] (attributes, data-parallel ranks), [`DeviceKind`], [`SlowStart`], [`LatencyConfig`], [`UNHEALTHY_LOAD`], [`MAX_CAPACITY`], [`MAX_RANKS`] |
+//! | several routers | [`Summary`] (replica sync), [`MAX_REPORTED_LOAD`], [`DEFAULT_REPORT_MAX_AGE`], `Sessions` and `Stickiness` (feature `sessions`) |
+//! | prefill/decode | [`Pairs`], [`PairRequest`], [`PairPreview`], [`Plan`], [`Decider`], [`PairReservation`], [`OwnedPairReservation`], [`PairHandle`], [`PairGuard`] |
+//! | writing a mode | [`Selector`], [`Context`], [`Slot`], [`Choice`], [`Intent`], [`Rng`] |
+//! | limits and errors | [`Error`], [`DEFAULT_MAX_WORKERS`], [`MAX_WORKERS_LIMIT`] |
+//! | modules | [`docs`] (design, proofs, performance, limitations), [`scan`] (the SIMD backends), `service` (features `tower`, `hyper`) |
+//!
 //! See [`docs`] for the design, its invariants and their proofs.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod affinity;
 mod booking;
+mod bounds;
 mod candidates;
 mod context;
 mod device;
@@ -63,7 +83,7 @@ mod fleet;
 mod handle;
 #[cfg(feature = "futures")]
 mod hold;
-mod latency;
+mod load;
 mod membership;
 mod mode;
 mod names;
@@ -77,7 +97,6 @@ mod request;
 mod reservation;
 mod rng;
 pub mod scan;
-mod selector;
 mod selectors;
 #[cfg(feature = "tower")]
 pub mod service;
@@ -92,15 +111,16 @@ pub use affinity::binding::{Outcome, Target};
 #[cfg(feature = "sessions")]
 pub use affinity::sessions::{PinnedSessions, Sessions, Stickiness};
 pub use context::{Context, Intent, Slot};
-pub use device::{DeviceKind, MAX_CAPACITY, WorkerInfo};
+pub use device::{DeviceKind, MAX_CAPACITY, MAX_RANKS, WorkerInfo};
 pub use eligibility::Eligibility;
 pub use error::Error;
-pub use fleet::health::UNHEALTHY_LOAD;
 pub use fleet::slow_start::SlowStart;
 pub use handle::Handle;
 #[cfg(feature = "futures")]
 pub use hold::{ReservedFuture, ReservedStream};
-pub use latency::{LatencyConfig, Timeable, Timed};
+pub use load::credit::{CacheHits, WorkerToken};
+pub use load::health::UNHEALTHY_LOAD;
+pub use load::latency::{LatencyConfig, Timeable, Timed};
 pub use mode::Mode;
 pub use owned::handle::OwnedHandle;
 pub use owned::reservation::OwnedReservation;
@@ -114,9 +134,8 @@ pub use reports::{DEFAULT_REPORT_MAX_AGE, MAX_REPORTED_LOAD, SessionBinding, Sum
 pub use request::Request;
 pub use reservation::Reservation;
 pub use rng::Rng;
-pub use selector::{Choice, Selector};
-pub use selectors::cache_hits::CacheHits;
 use selectors::reexport;
+pub use selectors::{Choice, Selector};
 pub use selectors::{CreditWeight, Temperature};
 selectors::builtins!(reexport);
 pub use storage::{DEFAULT_MAX_WORKERS, MAX_WORKERS_LIMIT};

@@ -15,6 +15,7 @@ use crate::error::Error;
 use crate::fleet::slow_start::Ramp;
 use crate::snapshot::{Liveness, Member, Snapshot};
 use crate::storage::Slots;
+use crate::storage::features::Features;
 use crate::sync::atomic::Ordering;
 use crate::sync::{Arc, Published};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -67,9 +68,9 @@ enum Origin {
 struct Staged<W> {
     snapshot: Snapshot<W>,
     liveness: Arc<Liveness>,
-    /// Fresh identities: their slot (in the order `fresh_slots` yields them)
-    /// and a clone of their key for the slot table.
-    fresh: Vec<(u32, W)>,
+    /// Fresh identities' slots (in ascending order within each identity):
+    /// the slot, a clone of the key for the slot table, and the rank.
+    fresh: Vec<(u32, W, u32)>,
     /// When the next member's effective capacity changes (slow start).
     ramp_due: Option<Instant>,
 }
@@ -114,6 +115,45 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         self.free.iter().copied().chain(self.capacity..)
     }
 
+    /// The first slot of the lowest run of `len` slots a fresh identity may
+    /// take: free ones, lowest first, or past the allocated range (a run of
+    /// free slots ending at the last allocated one goes on past it). For one
+    /// slot, the first `fresh_slots` yields.
+    fn fresh_run(&self, len: u32) -> u32 {
+        let (mut start, mut run, mut last) = (self.capacity, 0, None);
+        for &slot in &self.free {
+            if last.is_some_and(|l: u32| l + 1 == slot) {
+                run += 1;
+            } else {
+                (start, run) = (slot, 1);
+            }
+            if run == len {
+                return start;
+            }
+            last = Some(slot);
+        }
+        match last {
+            Some(l) if l + 1 == self.capacity => start,
+            _ => self.capacity,
+        }
+    }
+
+    /// The first slot of a fresh identity of `ranks` slots, reclaiming
+    /// before growing the allocated range (as `insert` always did for one).
+    fn fresh_room(&mut self, ranks: u32, slots: &Slots<W>) -> Result<u32, Error> {
+        loop {
+            let first = self.fresh_run(ranks);
+            let end = first as usize + ranks as usize;
+            if end > self.capacity as usize && self.reclaim(slots) > 0 {
+                continue;
+            }
+            if end > slots.max() {
+                return Err(Error::CapacityExceeded { limit: slots.max() });
+            }
+            return Ok(first);
+        }
+    }
+
     /// Slots a change may still take.
     fn room(&self, slots: &Slots<W>) -> usize {
         self.free.len() + (slots.max() - self.capacity as usize)
@@ -140,13 +180,15 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         }
     }
 
-    /// The member a key gets when it joins from `origin`, and the next fresh
-    /// slot if it needs one. `generation` counts the fresh ones staged so far.
+    /// The member a key gets when it joins from `origin` (a retired one
+    /// with as many ranks as it had), and whether it is a fresh identity,
+    /// whose first slot is then `first()`. `generation` counts the fresh
+    /// slots staged so far (one identity generation per rank).
     fn joining(
         &self,
         origin: Origin,
         info: WorkerInfo,
-        fresh: &mut impl Iterator<Item = u32>,
+        first: impl FnOnce() -> u32,
         generation: &mut u32,
     ) -> (Member, bool) {
         match origin {
@@ -161,14 +203,21 @@ impl<W: Clone + Eq + Hash> Writer<W> {
                 false,
             ),
             Origin::New => {
-                let slot = fresh.next().unwrap_or(u32::MAX); // room was reserved
                 let member = Member {
                     ramp_from: self.ramp_start(),
-                    ..Member::new(slot, *generation, info)
+                    ..Member::new(first(), *generation, info)
                 };
-                *generation = generation.wrapping_add(1);
+                *generation = generation.wrapping_add(member.ranks());
                 (member, true)
             }
+        }
+    }
+
+    /// Lists the slots of `member`, a fresh identity with key `key`, in
+    /// `fresh` (see `Staged::fresh`).
+    fn push_fresh(fresh: &mut Vec<(u32, W, u32)>, member: &Member, key: &W) {
+        for rank in 0..member.ranks() {
+            fresh.push((member.slot + rank, key.clone(), rank));
         }
     }
 
@@ -176,12 +225,12 @@ impl<W: Clone + Eq + Hash> Writer<W> {
     /// `departs` when some current member is not among them (or stops being
     /// a candidate: it starts draining). Sets each member's effective
     /// capacity for now.
-    fn stage(&self, members: &mut [(&W, Member)], fresh: Vec<(u32, W)>, departs: bool) -> Staged<W> {
+    fn stage(&self, members: &mut [(&W, Member)], fresh: Vec<(u32, W, u32)>, departs: bool) -> Staged<W> {
         let ring = self
             .affinity
             .as_ref()
             .map(|last| ring_for(members, last.as_ref()));
-        let top = fresh.iter().map(|&(s, _)| s + 1).max().unwrap_or(0);
+        let top = fresh.iter().map(|&(s, _, _)| s + 1).max().unwrap_or(0);
         let capacity = self.capacity.max(top) as usize;
         let epoch = self.epoch + 1;
         let departed_at = if departs { epoch } else { self.departed_at };
@@ -211,7 +260,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             self.affinity = Some(snapshot.view.affinity.clone());
         }
         let allocated = self.capacity;
-        for (slot, key) in fresh {
+        for (slot, key, rank) in fresh {
             if slot >= self.capacity {
                 // Every slot below the capacity has its key storage.
                 slots.ensure(self.capacity as usize, slot as usize + 1);
@@ -223,18 +272,29 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             self.next_generation = self.next_generation.wrapping_add(1);
             // SAFETY: the slot is fresh or was freed by `reclaim`, which proved no
             // snapshot, reservation or pin can reach it; we hold the writer lock.
-            unsafe { slots.keys.set(slot, Some(key)) };
+            unsafe { slots.keys.set(slot, Some(key), rank) };
         }
         slots.grown(allocated as usize, self.capacity as usize);
         // The factors of the weighted scores, before any pick can use them.
-        if let (Some(w), Some(summary)) = (snapshot.view.weights.as_deref_mut(), slots.counters.summary())
+        if let (Some(w), Some(bounds)) = (snapshot.view.weights.as_deref_mut(), slots.counters.bounds())
             && let Some(scale) = &w.scale
         {
-            w.version = summary.install_scores(&scale.scale);
+            w.version = bounds.install_scores(&scale.scale);
         }
         self.epoch += 1;
         self.departed_at = snapshot.view.departed_at;
+        // The flag is up while any pick may load a weighted snapshot: set
+        // before one is published (its Release store then publishes the bit
+        // too), cleared only after an unweighted one replaced it.
+        let weighted = snapshot.view.weights.is_some();
+        let features = &slots.counters.features;
+        if weighted {
+            features.set(Features::WEIGHTED, true);
+        }
         current.store(Arc::new(snapshot));
+        if !weighted {
+            features.set(Features::WEIGHTED, false);
+        }
         // Pruned here, not only in `reclaim`: a writer that never removes
         // anyone (`set_info` in a loop) must not grow this list.
         self.published.retain(|l| l.is_alive());
@@ -248,23 +308,38 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         slots: &Slots<W>,
         current: &Published<Snapshot<W>>,
     ) -> Result<(), Error> {
-        let origin = self.origin(&key);
-        match origin {
+        let mut origin = self.origin(&key);
+        if let Origin::Retired(j) = origin
+            && self.retired[j].1.member.ranks() != info.rank_count()
+        {
+            // Its ranks still drain under their old layout: it comes back
+            // with them, or as a new identity once they are reclaimed.
+            self.reclaim(slots);
+            origin = self.origin(&key);
+            if let Origin::Retired(j) = origin {
+                return Err(Error::InvalidConfig {
+                    what: "worker ranks",
+                    why: format!(
+                        "the worker was removed with {} rank(s) whose reservations are still alive; \
+                         re-insert it with that many, or after they end",
+                        self.retired[j].1.member.ranks()
+                    ),
+                });
+            }
+        }
+        let first = match origin {
             Origin::Member(_) => return Err(Error::DuplicateWorker),
             // Reuse before growing; reclaiming only shrinks `retired`, so a
             // new key stays new.
-            Origin::New if self.free.is_empty() && self.reclaim(slots) == 0 && self.room(slots) == 0 => {
-                return Err(Error::CapacityExceeded { limit: slots.max() });
-            }
-            _ => {}
-        }
-        let mut generation = self.next_generation;
-        let (member, is_fresh) = self.joining(origin, info, &mut self.fresh_slots(), &mut generation);
-        let fresh = if is_fresh {
-            vec![(member.slot, key.clone())]
-        } else {
-            Vec::new()
+            Origin::New => self.fresh_room(info.rank_count(), slots)?,
+            Origin::Retired(_) => 0,
         };
+        let mut generation = self.next_generation;
+        let (member, is_fresh) = self.joining(origin, info, || first, &mut generation);
+        let mut fresh = Vec::new();
+        if is_fresh {
+            Self::push_fresh(&mut fresh, &member, &key);
+        }
         let mut list = self.member_refs();
         list.push((&key, member));
         let staged = self.stage(&mut list, fresh, false);
@@ -317,10 +392,16 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         let mut list = Vec::with_capacity(keys.len());
         let mut fresh = Vec::new();
         for (key, &origin) in keys.iter().zip(&origins) {
-            let (member, is_fresh) =
-                self.joining(origin, WorkerInfo::default(), &mut fresh_slots, &mut generation);
+            // New workers have one rank; a removed one back keeps its own.
+            let info = match origin {
+                Origin::Retired(j) => WorkerInfo::default().ranks(self.retired[j].1.member.ranks()),
+                _ => WorkerInfo::default(),
+            };
+            let first = || fresh_slots.next().unwrap_or(u32::MAX); // room was reserved
+            let (member, is_fresh) = self.joining(origin, info, first, &mut generation);
             if is_fresh {
-                fresh.push((member.slot, key.clone()));
+                // One rank: `replace` adds workers without ranks.
+                fresh.push((member.slot, key.clone(), 0));
             }
             list.push((key, member));
         }
@@ -384,6 +465,16 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         let Origin::Member(i) = self.origin(key) else {
             return Err(Error::UnknownWorker);
         };
+        let ranks = self.members[i].1.ranks();
+        if info.rank_count() != ranks {
+            return Err(Error::InvalidConfig {
+                what: "worker ranks",
+                why: format!(
+                    "the rank count is fixed while the worker is in the set (it has {ranks}); \
+                     remove it and insert it again to change it"
+                ),
+            });
+        }
         self.change(i, |m| m.info = info, slots, current);
         Ok(())
     }
@@ -495,37 +586,54 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         let free = &mut self.free;
         let before = self.retired.len();
         self.retired.retain(|(_, r)| {
-            let slot = r.member.slot;
             // Acquire pairs with the Release decrement in `Slots::release`:
             // the guard's last read of the key happens-before we clear it.
+            // Every rank at once: the worker's slots are freed together.
             let quiet = r.removed_at <= oldest
-                && slots.counters.get(slot).load(Ordering::Acquire) == 0
-                && slots.keys.pins(slot).load(Ordering::Acquire) == 0;
+                && r.member.slots().all(|slot| {
+                    slots.counters.get(slot).load(Ordering::Acquire) == 0
+                        && slots.keys.pins(slot).load(Ordering::Acquire) == 0
+                });
             if quiet {
-                // SAFETY: as established just above, nothing can reach `slot`.
-                unsafe { slots.keys.set(slot, None) };
-                slots.freed(slot);
-                free.insert(slot);
+                for slot in r.member.slots() {
+                    // SAFETY: as established just above, nothing can reach `slot`.
+                    unsafe { slots.keys.set(slot, None, 0) };
+                    slots.freed(slot);
+                    free.insert(slot);
+                }
             }
             !quiet
         });
         before - self.retired.len()
     }
 
-    /// A removed worker's retained load, while some is still in flight.
-    pub(crate) fn draining_load(&self, key: &W, slots: &Slots<W>) -> Option<u32> {
+    /// A removed worker's retained load (rank `rank`'s, or every rank's
+    /// for `None`), while some is still in flight.
+    pub(crate) fn draining_load(&self, key: &W, rank: Option<u32>, slots: &Slots<W>) -> Option<u32> {
         let (_, r) = self.retired.iter().find(|(k, _)| k == key)?;
-        Some(slots.counters.get(r.member.slot).load(Ordering::Relaxed)).filter(|&load| load > 0)
+        let load = |slot| slots.counters.get(slot).load(Ordering::Relaxed);
+        let load = match rank {
+            Some(rank) => load(r.member.slots().nth(rank as usize)?),
+            None => r
+                .member
+                .slots()
+                .fold(0u32, |sum, slot| sum.saturating_add(load(slot))),
+        };
+        Some(load).filter(|&load| load > 0)
     }
 
-    /// Draining, free, allocated slots and tracked snapshots.
-    pub(crate) fn stats(&mut self) -> (usize, usize, usize, usize) {
+    /// Draining workers, free and allocated slots, tracked snapshots, and
+    /// slots held (a slot per rank of every member and draining worker).
+    pub(crate) fn stats(&mut self) -> (usize, usize, usize, usize, usize) {
         self.published.retain(|l| l.is_alive());
+        let held = self.members.iter().map(|(_, m)| m);
+        let held = held.chain(self.retired.iter().map(|(_, r)| &r.member));
         (
             self.retired.len(),
             self.free.len(),
             self.capacity as usize,
             self.published.len(),
+            held.map(|m| m.ranks() as usize).sum(),
         )
     }
 }
@@ -536,7 +644,11 @@ fn ring_for<W: Hash>(members: &[(&W, Member)], last: Option<&Arc<Ring>>) -> Arc<
     let mut over: Vec<(u32, u32)> = members
         .iter()
         .filter(|(_, m)| !m.draining)
-        .map(|(_, m)| (m.slot, m.generation))
+        .flat_map(|(_, m)| {
+            m.slots()
+                .zip(0..)
+                .map(|(slot, rank)| (slot, m.generation_of(rank)))
+        })
         .collect();
     over.sort_unstable();
     if let Some(last) = last
@@ -547,7 +659,12 @@ fn ring_for<W: Hash>(members: &[(&W, Member)], last: Option<&Arc<Ring>>) -> Arc<
     let workers: Vec<(u64, u32, u32)> = members
         .iter()
         .filter(|(_, m)| !m.draining)
-        .map(|(k, m)| (ring::identity(*k), m.slot, m.generation))
+        .flat_map(|(k, m)| {
+            let id = ring::identity(*k);
+            m.slots()
+                .zip(0..)
+                .map(move |(slot, rank)| (ring::rank_identity(id, rank), slot, m.generation_of(rank)))
+        })
         .collect();
     Arc::new(Ring::build(&workers))
 }

@@ -3,7 +3,7 @@
 
 use crate::error::Error;
 use crate::names::same_name;
-use crate::selector::Selector;
+use crate::selectors::Selector;
 use crate::selectors::{self, Configure};
 use core::fmt;
 use core::str::FromStr;

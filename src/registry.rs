@@ -1,7 +1,7 @@
 use crate::error::Error;
 use crate::mode::Mode;
 use crate::names::{canonical, same_name};
-use crate::selector::Selector;
+use crate::selectors::Selector;
 use core::fmt;
 use core::str::FromStr;
 use std::sync::Arc;

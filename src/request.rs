@@ -1,5 +1,5 @@
 use crate::eligibility::Eligibility;
-use crate::selectors::cache_hits::CacheHits;
+use crate::load::credit::CacheHits;
 use crate::selectors::tuning::{CreditWeight, Temperature, Tuning};
 
 /// Per-request inputs to a pick: which workers are eligible, how much load the

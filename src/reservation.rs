@@ -1,6 +1,6 @@
 use crate::booking;
 use crate::error::Error;
-use crate::latency::{Latency, Timeable, Timed, sealed};
+use crate::load::latency::{Latency, Timeable, Timed, sealed};
 use crate::pool::Pool;
 use crate::storage::Booked;
 use core::fmt;
@@ -53,6 +53,22 @@ impl<'p, W> Reservation<'p, W> {
         self.booked.weight()
     }
 
+    /// The data-parallel rank of [`worker`](Self::worker) this reservation
+    /// is booked on: 0 for a worker without ranks (see
+    /// [`WorkerInfo::ranks`](crate::WorkerInfo::ranks)).
+    ///
+    /// ```
+    /// use workerpick::{Pool, WorkerInfo};
+    /// let pool = Pool::new();
+    /// pool.insert_with("node", WorkerInfo::new().ranks(8)).unwrap();
+    /// let r = pool.reserve_rank(&"node", 5, 1).unwrap();
+    /// assert_eq!((*r.worker(), r.rank()), ("node", 5));
+    /// ```
+    pub fn rank(&self) -> u32 {
+        // The booking keeps the slot from being reassigned (as for `worker`).
+        self.pool.slots.keys.rank(self.booked.slot())
+    }
+
     /// Releases now (the same as dropping it).
     pub fn release(self) {
         drop(self);
@@ -97,7 +113,9 @@ impl<W> sealed::Sealed for Reservation<'_, W> {
 }
 
 impl<'p, W: Clone + Eq + Hash + Send + Sync> Reservation<'p, W> {
-    /// Moves this booking to `worker`: one booking there, one fewer here.
+    /// Moves this booking to `worker`: one booking there, one fewer here
+    /// (on its least-loaded rank, if it has ranks; see
+    /// [`Pool::reserve_worker`]).
     ///
     /// ```
     /// use workerpick::{Pool, RoundRobin};
@@ -161,9 +179,7 @@ pub(crate) fn retarget<W: Clone + Eq + Hash + Send + Sync>(
     // Held until the new booking is made: it keeps the new slot from being
     // reassigned while its key is read.
     let snap = pool.snapshot();
-    let Some(&slot) = snap.index.get(worker) else {
-        return Err(Error::UnknownWorker);
-    };
+    let slot = booking::worker_slot(pool, &snap, worker)?;
     if slot != booked.slot() {
         // Book the new one before giving back the old: the load never dips,
         // and each side changes exactly once.

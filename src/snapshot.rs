@@ -19,7 +19,7 @@ pub(crate) fn padded(slots: usize) -> usize {
 ///
 /// The writer keeps a clone per published snapshot; a removed worker's slot is
 /// reused only once every snapshot that still named it is gone (the
-/// stale-pick hazard of [`docs::design`](crate::docs::design): a stale pick
+/// stale-pick hazard of [`docs::sets`](crate::docs::sets): a stale pick
 /// never charges the slot's next owner).
 pub(crate) struct Liveness {
     pub(crate) epoch: u64,
@@ -45,9 +45,10 @@ pub(crate) struct SetView {
     /// inline, its 32 cells made every pick cost a few instructions more
     /// (measured with the callgrind gate).
     pub(crate) remaps: Box<Remaps>,
-    /// The candidates' slots in set order: every member but those draining.
+    /// The candidates' slots in set order: every member but those draining,
+    /// one slot per rank (a worker's ranks side by side, rank 0 first).
     pub(crate) members: Box<[u32]>,
-    /// The draining members' slots, in set order.
+    /// The draining members' slots, in set order (every rank).
     pub(crate) draining: Box<[u32]>,
     /// Per slot, padded: `0` for a member, `u32::MAX` otherwise.
     pub(crate) excluded: Box<[u32]>,
@@ -120,8 +121,10 @@ impl KindLanes {
         let mut counts = [0; 2];
         for (_, m) in members.iter().filter(|(_, m)| !m.draining) {
             let k = Self::of(m.info.device_kind());
-            lanes[k][m.slot as usize] = 0;
-            counts[k] += 1;
+            for slot in m.slots() {
+                lanes[k][slot as usize] = 0;
+                counts[k] += 1;
+            }
         }
         Box::new(Self { lanes, counts })
     }
@@ -130,9 +133,59 @@ impl KindLanes {
 /// One published worker set.
 pub(crate) struct Snapshot<W> {
     pub(crate) view: SetView,
+    /// Each worker without ranks: its slot.
     pub(crate) index: HashMap<W, u32>,
+    /// Each worker with ranks: its first slot. Apart from `index`, so that a
+    /// pinned booking on a worker without ranks is the lookup it always was
+    /// (see [`docs::sets`](crate::docs::sets), "Data-parallel ranks").
+    pub(crate) ranked: HashMap<W, u32>,
     /// Per slot: the member's key, so a pick names its worker with one load.
     pub(crate) keys: Box<[Option<W>]>,
+}
+
+/// A worker's slots: `count` of them from `first`, rank `r` in `first + r`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Ranks {
+    pub(crate) first: u32,
+    pub(crate) count: u32,
+}
+
+impl Ranks {
+    /// The slot of rank `rank`.
+    #[inline]
+    pub(crate) fn slot(self, rank: u32) -> Result<u32, crate::error::Error> {
+        if rank < self.count {
+            Ok(self.first + rank)
+        } else {
+            Err(crate::error::Error::UnknownRank {
+                rank,
+                ranks: self.count,
+            })
+        }
+    }
+
+    /// Every slot, rank 0 first.
+    pub(crate) fn slots(self) -> core::ops::Range<u32> {
+        self.first..self.first + self.count
+    }
+}
+
+impl<W: Eq + Hash> Snapshot<W> {
+    /// `worker`'s slots, if it is in the set (a candidate or draining).
+    #[inline]
+    pub(crate) fn ranks_of(&self, worker: &W) -> Option<Ranks> {
+        if let Some(&first) = self.index.get(worker) {
+            return Some(Ranks { first, count: 1 });
+        }
+        let &first = self.ranked.get(worker)?;
+        let count = self.view.info[first as usize].rank_count();
+        Some(Ranks { first, count })
+    }
+
+    /// How many workers the set holds (draining ones included).
+    pub(crate) fn workers(&self) -> usize {
+        self.index.len() + self.ranked.len()
+    }
 }
 
 impl<W> Snapshot<W> {
@@ -155,7 +208,9 @@ impl<W> Snapshot<W> {
 /// One member as the writer describes it when building a snapshot.
 #[derive(Clone, Copy)]
 pub(crate) struct Member {
+    /// Its first slot: rank 0's (its ranks hold the slots after it).
     pub(crate) slot: u32,
+    /// Rank 0's identity generation (see `generation_of`).
     pub(crate) generation: u32,
     pub(crate) info: WorkerInfo,
     /// Draining: in the set (its load, reports and attributes are kept) but
@@ -169,6 +224,25 @@ pub(crate) struct Member {
 }
 
 impl Member {
+    /// How many data-parallel ranks (slots) it has.
+    #[inline]
+    pub(crate) fn ranks(&self) -> u32 {
+        self.info.rank_count()
+    }
+
+    /// Its slots, rank 0 first: `slot` and the `ranks() − 1` after it.
+    #[inline]
+    pub(crate) fn slots(&self) -> core::ops::Range<u32> {
+        self.slot..self.slot + self.ranks()
+    }
+
+    /// The identity generation of its rank `rank`: every rank is an identity
+    /// of its own (a mask, a credit or a report names one rank).
+    #[inline]
+    pub(crate) fn generation_of(&self, rank: u32) -> u32 {
+        self.generation.wrapping_add(rank)
+    }
+
     /// A fresh member of `slot`.
     pub(crate) fn new(slot: u32, generation: u32, info: WorkerInfo) -> Self {
         Self {
@@ -198,30 +272,63 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
         let mut info = vec![WorkerInfo::default(); len].into_boxed_slice();
         let mut index = HashMap::with_capacity(members.len());
         let mut keys: Box<[Option<W>]> = (0..len).map(|_| None).collect();
+        let mut ranked = HashMap::new();
         for (key, m) in members {
-            let s = m.slot as usize;
-            if !m.draining {
-                excluded[s] = 0;
+            if m.ranks() == 1 {
+                let s = m.slot as usize;
+                if !m.draining {
+                    excluded[s] = 0;
+                }
+                gens[s] = m.generation;
+                info[s] = m.info;
+                index.insert((*key).clone(), m.slot);
+                keys[s] = Some((*key).clone());
+                continue;
             }
-            gens[s] = m.generation;
-            info[s] = m.info;
-            index.insert((*key).clone(), m.slot);
-            keys[s] = Some((*key).clone());
+            for rank in 0..m.ranks() {
+                let s = (m.slot + rank) as usize;
+                if !m.draining {
+                    excluded[s] = 0;
+                }
+                gens[s] = m.generation_of(rank);
+                info[s] = m.info;
+                keys[s] = Some((*key).clone());
+            }
+            ranked.insert((*key).clone(), m.slot);
         }
+        // A set without ranks lists one slot per member, as it always did.
+        let (candidates, weights, draining) = if ranked.is_empty() {
+            let live = || members.iter().filter(|(_, m)| !m.draining);
+            let candidates: Box<[u32]> = live().map(|(_, m)| m.slot).collect();
+            let weights: Vec<u32> = live().map(|(_, m)| m.weight).collect();
+            let draining: Box<[u32]> = members
+                .iter()
+                .filter(|(_, m)| m.draining)
+                .map(|(_, m)| m.slot)
+                .collect();
+            (candidates, weights, draining)
+        } else {
+            let mut candidates = Vec::new();
+            let mut weights = Vec::new();
+            let mut draining = Vec::new();
+            for (_, m) in members {
+                if m.draining {
+                    draining.extend(m.slots());
+                } else {
+                    candidates.extend(m.slots());
+                    weights.extend(m.slots().map(|_| m.weight));
+                }
+            }
+            (
+                candidates.into_boxed_slice(),
+                weights,
+                draining.into_boxed_slice(),
+            )
+        };
         let liveness = Arc::new(Liveness {
             epoch,
             alive: AtomicU32::new(1),
         });
-        let candidates: Box<[u32]> = members
-            .iter()
-            .filter(|(_, m)| !m.draining)
-            .map(|(_, m)| m.slot)
-            .collect();
-        let weights: Vec<u32> = members
-            .iter()
-            .filter(|(_, m)| !m.draining)
-            .map(|(_, m)| m.weight)
-            .collect();
         let mut kinds = members
             .iter()
             .filter(|(_, m)| !m.draining)
@@ -237,11 +344,7 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
             weights: Weights::build(len, &candidates, &weights),
             affinity,
             members: candidates,
-            draining: members
-                .iter()
-                .filter(|(_, m)| m.draining)
-                .map(|(_, m)| m.slot)
-                .collect(),
+            draining,
             excluded,
             gens,
             info,
@@ -249,6 +352,14 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
             kinds,
             liveness: liveness.clone(),
         };
-        (Self { view, index, keys }, liveness)
+        (
+            Self {
+                view,
+                index,
+                ranked,
+                keys,
+            },
+            liveness,
+        )
     }
 }

@@ -9,6 +9,8 @@
 mod concurrent;
 #[path = "../fuzz/src/ops.rs"]
 mod ops;
+#[path = "../fuzz/src/ranks.rs"]
+mod ranks;
 #[path = "../fuzz/src/scan.rs"]
 mod scan;
 #[path = "../fuzz/src/summary.rs"]
@@ -77,6 +79,11 @@ fn concurrent_seeds() {
 #[test]
 fn summary_seeds() {
     replay("summary", summary::run_bytes);
+}
+
+#[test]
+fn ranks_seeds() {
+    replay("ranks", ranks::run_bytes);
 }
 
 /// The op model's reported-load operations, in a sequence the fuzzer may take a
@@ -509,7 +516,9 @@ fn arbitrary_pick(rng: &mut fastrand::Rng) -> ops::Pick {
 #[test]
 fn cost_and_phased_ops_agree_with_the_model() {
     use ops::{CostPick, Input, Op, Weight};
-    let cost = |credit, dense, weight, hot, busy, handle| {
+    let mut builds = 0u8;
+    let mut cost = |credit, dense, weight, hot, busy, handle| {
+        builds += 1;
         Op::CostReserve(CostPick {
             credit,
             dense,
@@ -517,6 +526,7 @@ fn cost_and_phased_ops_agree_with_the_model() {
             hot,
             busy,
             handle,
+            build: builds,
         })
     };
     let mut ops = vec![
@@ -567,4 +577,117 @@ fn cost_and_phased_ops_agree_with_the_model() {
             ops: ops.clone(),
         });
     }
+}
+
+/// The `ranks` model through a scenario the fuzzer may take a while to find:
+/// workers with ranks booked rank by rank, a stale mask, reports and credit
+/// on one rank, health and drain over every rank, a removal while two ranks
+/// hold guards, a re-insert with another rank count (refused until they
+/// drain), runs of slots reused, and the limit reached.
+#[test]
+fn ranks_ops_agree_with_the_model() {
+    use ranks::{Input, Kind, Mode, Op, Pick};
+    let pick = |mode, kind, mask, credit| {
+        Op::Pick(Pick {
+            mode,
+            kind,
+            handle: Some(0),
+            mask,
+            credit,
+            weight: 1,
+        })
+    };
+    let mut ops = vec![
+        // A worker removed while only its rank 1 is booked drains until that
+        // booking ends, however idle its rank 0.
+        Op::Insert { key: 5, ranks: 1 },
+        Op::ReserveRank {
+            key: 5,
+            rank: 1,
+            weight: 1,
+            handle: None,
+        },
+        Op::Remove(5),
+        Op::RenewHandle(0),
+        Op::RenewHandle(1),
+        Op::Reclaim,
+        Op::Release(0),
+        Op::Reclaim,
+        Op::Insert { key: 0, ranks: 3 },
+        Op::Insert { key: 1, ranks: 0 },
+        Op::Insert { key: 2, ranks: 1 },
+        Op::BuildMask {
+            slot: 0,
+            admit: 0b101,
+        },
+        Op::ReportRank {
+            key: 0,
+            rank: 1,
+            load: 9,
+        },
+        Op::Report { key: 2, load: 7 },
+    ];
+    for mode in [
+        Mode::LeastLoaded,
+        Mode::RoundRobin,
+        Mode::PowerOfTwo,
+        Mode::Random,
+        Mode::Cost,
+    ] {
+        for kind in [Kind::Reserve, Kind::Preview, Kind::Select] {
+            ops.push(pick(mode, kind, None, None));
+            ops.push(pick(mode, kind, Some(0), None));
+        }
+        ops.push(pick(mode, Kind::Reserve, None, Some((0, 2, 7))));
+    }
+    ops.extend([
+        Op::ReserveRank {
+            key: 0,
+            rank: 2,
+            weight: 2,
+            handle: None,
+        },
+        Op::ReserveRank {
+            key: 0,
+            rank: 3,
+            weight: 1,
+            handle: Some(1),
+        },
+        Op::ReserveWorker { key: 2, weight: 0 },
+        Op::SetHealthy {
+            key: 0,
+            healthy: false,
+        },
+        pick(Mode::LeastLoaded, Kind::Reserve, None, None),
+        Op::Drain(1),
+        pick(Mode::RoundRobin, Kind::Reserve, None, None),
+        Op::Retarget { guard: 0, key: 2 },
+        Op::Remove(0),
+        pick(Mode::LeastLoaded, Kind::Reserve, Some(0), None),
+        Op::Insert { key: 0, ranks: 1 },
+        Op::Insert { key: 0, ranks: 2 },
+        Op::Remove(0),
+        Op::Insert { key: 3, ranks: 3 },
+        Op::Release(0),
+        Op::Release(0),
+        Op::Release(0),
+        Op::Reclaim,
+        Op::RenewHandle(0),
+        Op::RenewHandle(1),
+        Op::Reclaim,
+        Op::Insert { key: 4, ranks: 3 },
+        Op::Replace(vec![4, 3, 5, 1]),
+        Op::SetRanks { key: 4, ranks: 0 },
+        Op::SetRanks { key: 4, ranks: 3 },
+        Op::SetCapacity { key: 3, capacity: 2 },
+        Op::Resume(1),
+        pick(Mode::Cost, Kind::Reserve, None, None),
+        Op::Insert { key: 0, ranks: 3 },
+        Op::Insert { key: 2, ranks: 3 },
+    ]);
+    ranks::run(Input {
+        seed: 11,
+        limit: 4,
+        ops,
+    });
 }

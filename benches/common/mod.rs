@@ -9,6 +9,7 @@ pub mod bounded_hash;
 pub mod counting;
 pub mod cpu_time;
 pub mod reference;
+pub mod results;
 pub mod settings;
 pub mod thread_counts;
 

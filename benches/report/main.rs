@@ -1081,7 +1081,7 @@ fn main() {
     let out = render(&data);
     let plot = scaling_svg(&data);
     let missing = out.matches("| — |").count();
-    if std::env::args().any(|a| a == "--write") {
+    if std::env::args_os().any(|a| a == "--write") {
         let path = std::env::var_os("WORKERPICK_REPORT_OUT").map_or_else(
             || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../BENCHMARKS.md"),
             PathBuf::from,

@@ -55,6 +55,8 @@ pub(crate) trait Tagged {
     const TAG: u64;
     const KIND: &'static str;
     fn tag(&self) -> u64;
+    /// Marks it freed ([`FREED`]).
+    fn clear_tag(&mut self);
 }
 
 macro_rules! tagged {
@@ -64,6 +66,9 @@ macro_rules! tagged {
             const KIND: &'static str = $kind;
             fn tag(&self) -> u64 {
                 self.tag
+            }
+            fn clear_tag(&mut self) {
+                self.tag = FREED;
             }
         }
     )*};
@@ -80,30 +85,46 @@ tagged! {
 pub(crate) const FREED: u64 = 0;
 
 /// `ptr` as a reference, or the status for a NULL or mistyped pointer.
+/// Inlined: every call checks one or two pointers this way, and the error
+/// paths stay out of line.
 ///
 /// # Safety
 /// `ptr` is NULL or points to memory that is readable for a `T` (a handle
 /// of some kind this library returned and that was not freed).
+#[inline(always)]
 pub(crate) unsafe fn live<'a, T: Tagged>(ptr: *const T) -> Result<&'a T, wp_status> {
     if ptr.is_null() {
-        return Err(fail(wp_status::WP_ERR_NULL, &format!("{} is NULL", T::KIND)));
+        return Err(null::<T>());
     }
     // SAFETY: not NULL, and readable by the caller's contract.
     let obj = unsafe { &*ptr };
     if obj.tag() != T::TAG {
-        return Err(fail(
-            wp_status::WP_ERR_INVALID_HANDLE,
-            &format!("not a live {} (freed, or another kind of handle)", T::KIND),
-        ));
+        return Err(not_live::<T>());
     }
     Ok(obj)
 }
 
-/// Checks `ptr` as [`live`] does, then takes the box back to free it.
+#[cold]
+#[inline(never)]
+fn null<T: Tagged>() -> wp_status {
+    fail(wp_status::WP_ERR_NULL, &format!("{} is NULL", T::KIND))
+}
+
+#[cold]
+#[inline(never)]
+fn not_live<T: Tagged>() -> wp_status {
+    fail(
+        wp_status::WP_ERR_INVALID_HANDLE,
+        &format!("not a live {} (freed, or another kind of handle)", T::KIND),
+    )
+}
+
+/// Checks `ptr` as [`live`] does, clears its tag and frees it.
 ///
 /// # Safety
 /// As [`live`]; and no other thread uses `ptr` from now on.
-pub(crate) unsafe fn take<T: Tagged>(ptr: *mut T, clear: impl FnOnce(&mut T)) -> wp_status {
+#[inline(always)]
+pub(crate) unsafe fn take<T: Tagged>(ptr: *mut T) -> wp_status {
     // SAFETY: the caller's contract.
     if let Err(status) = unsafe { live(ptr.cast_const()) } {
         return status;
@@ -111,7 +132,7 @@ pub(crate) unsafe fn take<T: Tagged>(ptr: *mut T, clear: impl FnOnce(&mut T)) ->
     // SAFETY: a live handle is a `Box` this library leaked, and the caller
     // hands it back for good.
     let mut obj = unsafe { Box::from_raw(ptr) };
-    clear(&mut obj);
+    obj.clear_tag();
     drop(obj);
     wp_status::WP_OK
 }

@@ -18,7 +18,7 @@ mod status;
 pub use handles::{wp_handle, wp_pool, wp_reservation, wp_selector};
 pub use status::{wp_last_error, wp_status, wp_status_message};
 
-use handles::{FREED, Held, live, put, put_new, take};
+use handles::{Held, live, put, put_new, take};
 use status::{fail, from_error, guard};
 use std::ffi::{CStr, CString, c_char};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -114,7 +114,7 @@ pub unsafe extern "C" fn wp_pool_new(max_workers: usize, out: *mut *mut wp_pool)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn wp_pool_free(pool: *mut wp_pool) -> wp_status {
     // SAFETY: the caller's contract.
-    guard(|| unsafe { take(pool, |p| p.tag = FREED) })
+    guard(|| unsafe { take(pool) })
 }
 
 /// Runs `f` on the live pool behind `pool`.
@@ -291,7 +291,7 @@ pub unsafe extern "C" fn wp_selector_new(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn wp_selector_free(selector: *mut wp_selector) -> wp_status {
     // SAFETY: the caller's contract.
-    guard(|| unsafe { take(selector, |s| s.tag = FREED) })
+    guard(|| unsafe { take(selector) })
 }
 
 /// A picking handle on `pool`, written to `*out`: one per thread. It keeps
@@ -324,7 +324,7 @@ pub unsafe extern "C" fn wp_handle_new(pool: *const wp_pool, out: *mut *mut wp_h
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn wp_handle_free(handle: *mut wp_handle) -> wp_status {
     // SAFETY: the caller's contract.
-    guard(|| unsafe { take(handle, |h| h.tag = FREED) })
+    guard(|| unsafe { take(handle) })
 }
 
 /// The reservation's state; nothing panics under the lock, so a poisoned one
@@ -508,5 +508,5 @@ pub unsafe extern "C" fn wp_reservation_retarget(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn wp_reservation_free(r: *mut wp_reservation) -> wp_status {
     // SAFETY: the caller's contract.
-    guard(|| unsafe { take(r, |r| r.tag = FREED) })
+    guard(|| unsafe { take(r) })
 }

@@ -126,6 +126,7 @@ pub(crate) fn from_error(err: Error) -> wp_status {
 
 /// Runs `body`, turning a panic into `WP_ERR_PANIC` (unwinding into C is
 /// undefined behaviour).
+#[inline(always)]
 pub(crate) fn guard(body: impl FnOnce() -> wp_status) -> wp_status {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(body))
         .unwrap_or_else(|_| fail(wp_status::WP_ERR_PANIC, "internal error: the library panicked"))

@@ -103,7 +103,7 @@ impl Bench {
         match side {
             "base" => Bench::Base(base::Bench::new(op, workers)),
             "tree" => Bench::Tree(tree::Bench::new(op, workers)),
-            other => panic!("unknown side {other} (base or tree)"),
+            other => usage(&format!("unknown side `{other}` (base or tree)")),
         }
     }
     fn run(&mut self, ops: u64) {
@@ -132,20 +132,49 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
+/// An argument it cannot run: one line, exit code 2 (never a panic).
+fn usage(why: &str) -> ! {
+    eprintln!("compare: {why}; usage: compare [ROUNDS] | count SIDE/OP/WORKERS [OPS]");
+    std::process::exit(2)
+}
+
+/// The `i`th argument as a whole number in `range`, or `default` when absent.
+fn number<T: std::str::FromStr + PartialOrd>(args: &[String], i: usize, range: std::ops::RangeInclusive<T>, default: T) -> T {
+    match args.get(i) {
+        None => default,
+        Some(a) => match a.parse() {
+            Ok(n) if range.contains(&n) => n,
+            _ => usage(&format!("`{a}` is not a whole number in range")),
+        },
+    }
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.into_string().unwrap_or_else(|a| usage(&format!("`{}` is not UTF-8", a.to_string_lossy()))))
+        .collect();
     match args.first().map(String::as_str) {
         Some("count") => {
-            let spec = args.get(1).expect("count SIDE/OP/WORKERS OPS");
-            let ops: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1000);
-            let mut parts = spec.split('/');
-            let (side, op, workers) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
-            let op = OPERATIONS.into_iter().find(|o| *o == op).expect("a known operation");
-            let mut bench = Bench::new(side, op, workers.parse().expect("a worker count"));
+            let spec = args.get(1).map_or_else(|| usage("count needs SIDE/OP/WORKERS"), String::as_str);
+            let ops: u64 = number(&args, 2, 1..=u64::MAX, 1000);
+            let [side, op, workers] = spec.split('/').collect::<Vec<_>>()[..] else {
+                usage(&format!("`{spec}` is not SIDE/OP/WORKERS"))
+            };
+            let op = OPERATIONS
+                .into_iter()
+                .find(|o| *o == op)
+                .unwrap_or_else(|| usage(&format!("unknown operation `{op}` (one of {})", OPERATIONS.join(", "))));
+            let workers = workers
+                .parse()
+                .ok()
+                .filter(|w| (1..=65_536).contains(w))
+                .unwrap_or_else(|| usage(&format!("`{workers}` is not a worker count from 1 to 65536")));
+            let mut bench = Bench::new(side, op, workers);
             measure(&mut bench, ops);
         }
         Some("compare") | None => {
-            let rounds: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(11);
+            let rounds: usize = number(&args, 1, 1..=9999, 21);
             let tolerance: f64 = std::env::var("TOLERANCE").ok().and_then(|s| s.parse().ok()).unwrap_or(1.05);
             println!("{:<28} {:>9} {:>9} {:>7}", "operation/workers", "base ns", "tree ns", "ratio");
             let mut worst = 0.0f64;
@@ -186,6 +215,6 @@ fn main() {
             }
             println!("worst median ratio {worst:.3} (tolerance {tolerance})");
         }
-        Some(other) => panic!("unknown command {other} (compare or count)"),
+        Some(other) => usage(&format!("unknown command `{other}` (compare or count)")),
     }
 }

@@ -6,5 +6,6 @@
 pub mod concurrent;
 pub mod ops;
 pub mod page;
+pub mod ranks;
 pub mod scan;
 pub mod summary;

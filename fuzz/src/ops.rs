@@ -24,6 +24,7 @@ use workerpick::{
     CacheHits, Choice, Context, Cost, CreditWeight, DEFAULT_MAX_WORKERS, DeviceAware, DeviceKind,
     Eligibility, Error, Handle, LeastLoaded, MAX_REPORTED_LOAD, Params, Pool, PoolStats, PowerOfTwo, Random,
     Registry, Request, Reservation, Rng, RoundRobin, Selector, Temperature, UNHEALTHY_LOAD, WorkerInfo,
+    WorkerToken,
 };
 #[cfg(feature = "sessions")]
 use workerpick::{SessionBinding, Sessions, Stickiness};
@@ -239,6 +240,9 @@ const SESSION_TTL: Duration = Duration::from_secs(3600);
 
 /// How [`Op::CostReserve`] picks: weight `[0, 0.5, 1, 2.5][weight % 4]`,
 /// temperature 0.5 when `hot`, a busy threshold of `busy % 4` on reported load.
+/// The credit is built `[dense, from worker ids, from tokens][build % 3]`, the
+/// sparse builds over an input that held other credit before (so a build must
+/// retire the previous one's entries).
 #[derive(Arbitrary, Clone, Copy, Debug)]
 pub struct CostPick {
     pub credit: u16,
@@ -247,6 +251,7 @@ pub struct CostPick {
     pub hot: bool,
     pub busy: Option<u8>,
     pub handle: Option<u8>,
+    pub build: u8,
 }
 
 /// The load `Op::Report` reports.
@@ -709,10 +714,10 @@ fn builtin(canonical: &str) -> Option<(&'static str, Rule)> {
     })
 }
 
-/// The affinity, cost and latency-aware modes are listed (every registry
+/// The affinity, cost, latency-aware and replica modes are listed (every registry
 /// resolves them) but no name in [`NAMES`] spells them, so no resolved pick
 /// uses them; the cost mode is modelled through its own op, [`Op::CostReserve`].
-const BUILTIN_NAMES: [&str; 9] = [
+const BUILTIN_NAMES: [&str; 10] = [
     "random",
     "round-robin",
     "least-loaded",
@@ -722,6 +727,7 @@ const BUILTIN_NAMES: [&str; 9] = [
     "cost",
     "latency-power-of-two",
     "latency-least-loaded",
+    "replica-least-loaded",
 ];
 
 impl Model {
@@ -1488,7 +1494,25 @@ impl<'p> Run<'p> {
                         0
                     }
                 };
-                let hits = CacheHits::build(pool, 8, |&k| held(k));
+                let hits = match c.build % 3 {
+                    0 => CacheHits::build(pool, 8, |&k| held(k)),
+                    build => {
+                        let members: Vec<u8> = self.model.members.iter().map(|&(k, _)| k).collect();
+                        let mut hits = CacheHits::new();
+                        // Credit on every member first: the real build must retire it.
+                        hits.rebuild_sparse(pool, 8, members.iter().map(|k| (k, 9)));
+                        let credited = members.iter().filter(|&&k| held(k) > 0);
+                        if build == 1 {
+                            hits.rebuild_sparse(pool, 8, credited.map(|k| (k, held(*k))));
+                        } else {
+                            let tokens: Vec<_> = credited
+                                .filter_map(|&k| Some((WorkerToken::of(pool, &k)?, held(k))))
+                                .collect();
+                            hits.rebuild_tokens(pool, 8, tokens);
+                        }
+                        hits
+                    }
+                };
                 let milli = [0, 500, 1000, 2500][usize::from(c.weight % 4)];
                 let mut sel = Cost::new().with_weight(CreditWeight::from_milli(milli).unwrap());
                 if c.hot {

@@ -9,7 +9,7 @@
 //!
 //! Capacities (op `Capacity`) make the pool weighted: every least-loaded
 //! pick of weight 1 then takes the summarised path over scores (per-block
-//! bounds on `(load + 1) / capacity`, `storage::scores`), and lands on a
+//! bounds on `(load + 1) / capacity`, `bounds::scores`), and lands on a
 //! worker at the least `(load + r) / capacity`, exactly.
 //!
 //! The oracle is the pool's own read-out (`loads`, `reported_load`,

@@ -15,15 +15,17 @@
 //! backend the pool detects at run time (AVX2 under valgrind, which hides
 //! AVX-512).
 
-use gungraun::{
-    Callgrind, EventKind, LibraryBenchmarkConfig, library_benchmark, library_benchmark_group, main,
-};
+mod common;
+
+use common::budget;
+use gungraun::{library_benchmark, library_benchmark_group, main};
 use std::hint::black_box;
 use std::time::Duration;
 use workerpick::scan::Backend;
 use workerpick::{
-    Affinity, CacheHits, Cost, DEFAULT_MAX_WORKERS, Eligibility, Handle, LeastLoaded, Pool, PowerOfTwo,
-    Random, Request, Rng, RoundRobin, Selector, Sessions, Stickiness, Summary, Temperature, WorkerInfo,
+    Affinity, CacheHits, Cost, DEFAULT_MAX_WORKERS, DeviceAware, Eligibility, Handle, LatencyConfig,
+    LatencyLeastLoaded, LatencyPowerOfTwo, LeastLoaded, Pool, PowerOfTwo, Random, Request, Rng, RoundRobin,
+    Selector, Sessions, Stickiness, Summary, Temperature, WorkerInfo, WorkerToken,
 };
 
 /// Operations per benchmark: enough to average over the random paths, few
@@ -32,54 +34,6 @@ const OPS: u32 = 100;
 
 /// Membership swaps per benchmark (a swap publishes two snapshots).
 const SWAPS: u32 = 10;
-
-/// `name = instructions` lines, rewritten by `ci/iai-update.sh`.
-const BUDGETS: &str = include_str!("../budgets.toml");
-
-/// Set by `ci/iai-update.sh`: measure with no limits (and no budget needed).
-const UPDATE_ENV: &str = "WORKERPICK_IAI_UPDATE";
-
-/// The configuration that holds benchmark `name` under its budgets: `Ir`
-/// (instructions) and `Ge` (global bus events: callgrind's count of executed
-/// locked instructions, `--collect-bus=yes`). `Ir` does not weigh a lock: one
-/// more `fetch_add` per operation is ~1 % more instructions and ~5 ns, twice
-/// a plain random pick. So the locked instructions have a budget of their own,
-/// with no margin but what `ci/iai-update.sh` states.
-fn budget(name: &str) -> LibraryBenchmarkConfig {
-    // No cache simulation: it would only slow the run down.
-    let mut callgrind = Callgrind::with_args(["--cache-sim=no", "--collect-bus=yes"]);
-    if std::env::var_os(UPDATE_ENV).is_none() {
-        callgrind.hard_limits([
-            (EventKind::Ir, limit(name)),
-            (EventKind::Ge, limit(&format!("{name}.locked"))),
-        ]);
-    }
-    let mut config = LibraryBenchmarkConfig::default();
-    config.tool(callgrind);
-    // glibc's fastbins are emptied by `malloc_consolidate`, one locked
-    // exchange per bin, whenever a large request meets a non-empty one; how
-    // often depends on the heap left by everything before the benchmark (the
-    // length of the binary's path moved a writer benchmark's count by 30
-    // between two machines). No fastbins: no consolidation, and the count of
-    // locked instructions is the crate's and its dependencies' alone.
-    config.env("GLIBC_TUNABLES", "glibc.malloc.mxfast=0");
-    config
-}
-
-/// Budget `key` from `BUDGETS` (`name` for `Ir`, `name.locked` for `Ge`); a
-/// missing one fails the run loudly.
-fn limit(key: &str) -> u64 {
-    let value = BUDGETS
-        .lines()
-        .map(|line| line.split('#').next().unwrap_or_default())
-        .filter_map(|line| line.split_once('='))
-        .find(|(k, _)| k.trim() == key)
-        .map(|(_, value)| value.trim().replace('_', ""))
-        .unwrap_or_else(|| panic!("no budget for `{key}` in iai/budgets.toml: run ci/iai-update.sh"));
-    value
-        .parse()
-        .unwrap_or_else(|e| panic!("budget for `{key}` is not a number ({value:?}): {e}"))
-}
 
 enum Mode {
     Random,
@@ -90,6 +44,15 @@ enum Mode {
     Cost,
     /// The cost mode at `T = 0.5`.
     CostSoft,
+    /// Device-aware over one device kind, no cache hits: least-loaded's pick.
+    DeviceAware,
+    /// Latency-aware power-of-two, on a pool with a latency table whose
+    /// workers each hold a sample (on an explicit timeline: no clock).
+    LatencyPowerOfTwo,
+    /// Latency-aware least-loaded, on the same kind of pool.
+    LatencyLeastLoaded,
+    /// Latency-aware power-of-two on a plain pool (no latency table).
+    LatencyPowerOfTwoPlain,
 }
 
 #[derive(Clone, Copy)]
@@ -114,6 +77,11 @@ enum Op {
     ReserveWeighted,
     /// `Reserve` with cache credit on 1 % of the workers (at least one).
     ReserveCredited,
+    /// `ReserveCredited` with the credit rebuilt before each pick from the
+    /// workers' tokens, as a router does per request.
+    BuildReserveCredited,
+    /// `Reserve`, the reservation timed (`Reservation::timed`).
+    ReserveTimed,
 }
 
 enum Scan {
@@ -129,6 +97,9 @@ enum Selectors {
     PowerOfTwo(PowerOfTwo),
     LeastLoaded(LeastLoaded),
     Cost(Cost),
+    DeviceAware(DeviceAware),
+    LatencyPowerOfTwo(LatencyPowerOfTwo),
+    LatencyLeastLoaded(LatencyLeastLoaded),
 }
 
 /// One benchmark's state, built outside the measured region.
@@ -137,7 +108,8 @@ struct Case {
     selector: Selectors,
     op: Op,
     mask: &'static Eligibility,
-    hits: &'static CacheHits,
+    hits: &'static mut CacheHits,
+    tokens: Vec<(WorkerToken, u32)>,
 }
 
 fn case(mode: Mode, op: Op, workers: u32, scan: Scan) -> Case {
@@ -165,6 +137,20 @@ fn case(mode: Mode, op: Op, workers: u32, scan: Scan) -> Case {
         Scan::Detected => pool,
         Scan::Scalar => pool.with_scan_backend(Backend::Scalar),
     };
+    let pool = match mode {
+        Mode::LatencyPowerOfTwo | Mode::LatencyLeastLoaded => {
+            let pool = pool.with_latency(LatencyConfig::new()).expect("a valid config");
+            // A sample per worker, at stamps 0..50 ms, read at 49 ms: picks
+            // decay every estimate they read.
+            for w in 0..workers {
+                let at = Duration::from_millis(u64::from(w % 50));
+                let rtt = Duration::from_micros(500 + u64::from(w * 7 % 3000));
+                pool.record_latency_at(&w, at, rtt, false);
+            }
+            pool
+        }
+        _ => pool,
+    };
     // Leaked: the handle borrows it for the life of the benchmark process.
     let pool: &'static Pool<u32> = Box::leak(Box::new(pool));
     let mask = Box::leak(Box::new(pool.eligibility(|w| w % 2 == 0)));
@@ -177,11 +163,21 @@ fn case(mode: Mode, op: Op, workers: u32, scan: Scan) -> Case {
         Mode::CostSoft => {
             Selectors::Cost(Cost::new().with_temperature(Temperature::new(0.5).expect("valid")))
         }
+        Mode::DeviceAware => Selectors::DeviceAware(DeviceAware::new()),
+        Mode::LatencyPowerOfTwo | Mode::LatencyPowerOfTwoPlain => {
+            Selectors::LatencyPowerOfTwo(LatencyPowerOfTwo::new())
+        }
+        Mode::LatencyLeastLoaded => Selectors::LatencyLeastLoaded(LatencyLeastLoaded::new()),
     };
     let hits = Box::leak(Box::new(CacheHits::new()));
-    if let Op::ReserveCredited = op {
+    let mut tokens = Vec::new();
+    if let Op::ReserveCredited | Op::BuildReserveCredited = op {
         let credited: Vec<(u32, u32)> = (0..workers).step_by(100).map(|w| (w, 1 + w % 7)).collect();
         hits.rebuild_sparse(pool, 16, credited.iter().map(|(w, o)| (w, *o)));
+        tokens = credited
+            .iter()
+            .map(|(w, o)| (WorkerToken::of(pool, w).expect("a member"), *o))
+            .collect();
     }
     if let Op::ReserveReported = op {
         let ids: Vec<u32> = (0..workers).collect();
@@ -199,6 +195,7 @@ fn case(mode: Mode, op: Op, workers: u32, scan: Scan) -> Case {
         op,
         mask,
         hits,
+        tokens,
     };
     // Warm up: one-time costs are not what a router pays per request.
     run(&mut case, 1);
@@ -212,13 +209,18 @@ fn run(case: &mut Case, ops: u32) {
         op,
         mask,
         hits,
+        tokens,
     } = case;
+    let credit = (&mut **hits, tokens.as_slice());
     match selector {
-        Selectors::Random(s) => run_with(handle, s, *op, mask, hits, ops),
-        Selectors::RoundRobin(s) => run_with(handle, s, *op, mask, hits, ops),
-        Selectors::PowerOfTwo(s) => run_with(handle, s, *op, mask, hits, ops),
-        Selectors::LeastLoaded(s) => run_with(handle, s, *op, mask, hits, ops),
-        Selectors::Cost(s) => run_with(handle, s, *op, mask, hits, ops),
+        Selectors::Random(s) => run_with(handle, s, *op, mask, credit, ops),
+        Selectors::RoundRobin(s) => run_with(handle, s, *op, mask, credit, ops),
+        Selectors::PowerOfTwo(s) => run_with(handle, s, *op, mask, credit, ops),
+        Selectors::LeastLoaded(s) => run_with(handle, s, *op, mask, credit, ops),
+        Selectors::Cost(s) => run_with(handle, s, *op, mask, credit, ops),
+        Selectors::DeviceAware(s) => run_with(handle, s, *op, mask, credit, ops),
+        Selectors::LatencyPowerOfTwo(s) => run_with(handle, s, *op, mask, credit, ops),
+        Selectors::LatencyLeastLoaded(s) => run_with(handle, s, *op, mask, credit, ops),
     }
 }
 
@@ -228,7 +230,7 @@ fn run_with<S: Selector>(
     selector: &S,
     op: Op,
     mask: &Eligibility,
-    hits: &CacheHits,
+    (hits, tokens): (&mut CacheHits, &[(WorkerToken, u32)]),
     ops: u32,
 ) {
     match op {
@@ -251,6 +253,28 @@ fn run_with<S: Selector>(
             let selector: &dyn Selector = selector;
             for _ in 0..ops {
                 black_box(handle.select(black_box(selector)).ok());
+            }
+        }
+        Op::ReserveTimed => {
+            for _ in 0..ops {
+                black_box(
+                    handle
+                        .reserve(black_box(selector))
+                        .ok()
+                        .map(|r| *r.timed().worker()),
+                );
+            }
+        }
+        Op::BuildReserveCredited => {
+            for _ in 0..ops {
+                hits.rebuild_tokens(handle.pool(), 16, black_box(tokens).iter().copied());
+                let request = Request::new().cache_hits(hits);
+                black_box(
+                    handle
+                        .reserve_with(black_box(selector), &request)
+                        .ok()
+                        .map(|r| *r.worker()),
+                );
             }
         }
         Op::ReserveCredited => {
@@ -303,6 +327,11 @@ fn run_with<S: Selector>(
 #[bench::least_loaded_reserve_1000000(args = (Mode::LeastLoaded, Op::Reserve, 1_000_000, Scan::Detected), setup = case, config = budget("least_loaded_reserve_1000000"))]
 #[bench::least_loaded_reserve_4_ties_1000000(args = (Mode::LeastLoaded, Op::ReserveFewTies, 1_000_000, Scan::Detected), setup = case, config = budget("least_loaded_reserve_4_ties_1000000"))]
 #[bench::least_loaded_reserve_masked_1024(args = (Mode::LeastLoaded, Op::ReserveMasked, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_masked_1024"))]
+#[bench::least_loaded_reserve_masked_10000(args = (Mode::LeastLoaded, Op::ReserveMasked, 10_000, Scan::Detected), setup = case, config = budget("least_loaded_reserve_masked_10000"))]
+#[bench::least_loaded_reserve_masked_100000(args = (Mode::LeastLoaded, Op::ReserveMasked, 100_000, Scan::Detected), setup = case, config = budget("least_loaded_reserve_masked_100000"))]
+#[bench::device_aware_reserve_1024(args = (Mode::DeviceAware, Op::Reserve, 1024, Scan::Detected), setup = case, config = budget("device_aware_reserve_1024"))]
+#[bench::device_aware_reserve_10000(args = (Mode::DeviceAware, Op::Reserve, 10_000, Scan::Detected), setup = case, config = budget("device_aware_reserve_10000"))]
+#[bench::device_aware_reserve_100000(args = (Mode::DeviceAware, Op::Reserve, 100_000, Scan::Detected), setup = case, config = budget("device_aware_reserve_100000"))]
 #[bench::least_loaded_reserve_reported_8(args = (Mode::LeastLoaded, Op::ReserveReported, 8, Scan::Detected), setup = case, config = budget("least_loaded_reserve_reported_8"))]
 #[bench::least_loaded_reserve_reported_1024(args = (Mode::LeastLoaded, Op::ReserveReported, 1024, Scan::Detected), setup = case, config = budget("least_loaded_reserve_reported_1024"))]
 #[bench::power_of_two_reserve_reported_1024(args = (Mode::PowerOfTwo, Op::ReserveReported, 1024, Scan::Detected), setup = case, config = budget("power_of_two_reserve_reported_1024"))]
@@ -330,6 +359,17 @@ fn run_with<S: Selector>(
 #[bench::cost_reserve_credited_1024(args = (Mode::Cost, Op::ReserveCredited, 1024, Scan::Detected), setup = case, config = budget("cost_reserve_credited_1024"))]
 #[bench::cost_reserve_credited_10000(args = (Mode::Cost, Op::ReserveCredited, 10_000, Scan::Detected), setup = case, config = budget("cost_reserve_credited_10000"))]
 #[bench::cost_soft_reserve_credited_1024(args = (Mode::CostSoft, Op::ReserveCredited, 1024, Scan::Detected), setup = case, config = budget("cost_soft_reserve_credited_1024"))]
+#[bench::cost_reserve_credited_100000(args = (Mode::Cost, Op::ReserveCredited, 100_000, Scan::Detected), setup = case, config = budget("cost_reserve_credited_100000"))]
+#[bench::cost_build_reserve_credited_1024(args = (Mode::Cost, Op::BuildReserveCredited, 1024, Scan::Detected), setup = case, config = budget("cost_build_reserve_credited_1024"))]
+#[bench::cost_build_reserve_credited_100000(args = (Mode::Cost, Op::BuildReserveCredited, 100_000, Scan::Detected), setup = case, config = budget("cost_build_reserve_credited_100000"))]
+#[bench::cost_soft_build_reserve_credited_1024(args = (Mode::CostSoft, Op::BuildReserveCredited, 1024, Scan::Detected), setup = case, config = budget("cost_soft_build_reserve_credited_1024"))]
+#[bench::cost_soft_reserve_credited_100000(args = (Mode::CostSoft, Op::ReserveCredited, 100_000, Scan::Detected), setup = case, config = budget("cost_soft_reserve_credited_100000"))]
+#[bench::latency_power_of_two_reserve_8(args = (Mode::LatencyPowerOfTwo, Op::Reserve, 8, Scan::Detected), setup = case, config = budget("latency_power_of_two_reserve_8"))]
+#[bench::latency_power_of_two_reserve_1024(args = (Mode::LatencyPowerOfTwo, Op::Reserve, 1024, Scan::Detected), setup = case, config = budget("latency_power_of_two_reserve_1024"))]
+#[bench::latency_least_loaded_reserve_8(args = (Mode::LatencyLeastLoaded, Op::Reserve, 8, Scan::Detected), setup = case, config = budget("latency_least_loaded_reserve_8"))]
+#[bench::latency_least_loaded_reserve_1024(args = (Mode::LatencyLeastLoaded, Op::Reserve, 1024, Scan::Detected), setup = case, config = budget("latency_least_loaded_reserve_1024"))]
+#[bench::latency_power_of_two_reserve_plain_1024(args = (Mode::LatencyPowerOfTwoPlain, Op::Reserve, 1024, Scan::Detected), setup = case, config = budget("latency_power_of_two_reserve_plain_1024"))]
+#[bench::power_of_two_reserve_timed_plain_1024(args = (Mode::PowerOfTwo, Op::ReserveTimed, 1024, Scan::Detected), setup = case, config = budget("power_of_two_reserve_timed_plain_1024"))]
 fn pick(mut case: Case) -> Case {
     run(&mut case, OPS);
     // Returned, not dropped: the teardown stays outside the measured region.

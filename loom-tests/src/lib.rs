@@ -131,8 +131,8 @@ pub fn assert_idle(pool: &Pool<u32>, workers: impl IntoIterator<Item = u32>) {
 }
 
 /// Reclaims what can be reclaimed, then checks that the storage adds up:
-/// every allocated slot is a member, a draining worker or free, and nothing
-/// is left draining once all reservations are gone.
+/// every allocated slot is held (by a member or a draining worker, one per
+/// rank) or free, and nothing is left draining once all reservations are gone.
 #[track_caller]
 pub fn assert_storage_settled(pool: &Pool<u32>) {
     pool.reclaim();
@@ -141,7 +141,7 @@ pub fn assert_storage_settled(pool: &Pool<u32>) {
     assert_eq!(s.draining, 0, "a removed worker was never reclaimed: {s:?}");
     assert_eq!(
         s.capacity,
-        s.workers + s.draining + s.free_slots,
+        s.slots + s.free_slots,
         "slots leaked or double-freed: {s:?}"
     );
 }

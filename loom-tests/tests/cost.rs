@@ -6,7 +6,7 @@
 use loom::sync::Arc;
 use loom::thread;
 use loom_tests::{assert_idle, assert_storage_settled, model, spawn_pickers};
-use workerpick::{CacheHits, Cost, Pool, Request};
+use workerpick::{CacheHits, Cost, Pool, Request, WorkerToken};
 
 /// Two threads each book once with the cost mode over two idle workers,
 /// worker 0 credited one block (α = 1: costs −1 and 0), releasing nothing.
@@ -28,6 +28,31 @@ fn cost_bookings_land_on_a_least_cost() {
         let (l0, l1) = (pool.in_flight(&0).unwrap(), pool.in_flight(&1).unwrap());
         assert_eq!(l0 + l1, 2);
         assert!(l0 >= 1, "a booking skipped the least cost: loads {l0}, {l1}");
+        assert_eq!(pool.stats().fallbacks, 0);
+    });
+}
+
+/// The sparse path (credit from a token, one worker of four): two threads
+/// each book once, worker 3 credited two blocks (costs −2 and −1 after one
+/// booking, below every uncredited 0, so no scan is made). Whatever the
+/// interleaving, both land on 3: a booking whose compare-and-swap lost to the
+/// other re-reads 3's load and still finds it cheapest.
+#[test]
+fn sparse_cost_bookings_validate_the_credited_load() {
+    model("cost_sparse", || {
+        let pool = Arc::new(Pool::from_workers([0u32, 1, 2, 3]).unwrap());
+        let token = WorkerToken::of(&pool, &3).unwrap();
+        let threads = spawn_pickers(&pool, 2, move |pool, h, _| {
+            let mut hits = CacheHits::new();
+            hits.rebuild_tokens(pool, 2, [(token, 2)]);
+            let req = Request::new().cache_hits(&hits);
+            core::mem::forget(h.reserve_with(&Cost::new(), &req).unwrap());
+        });
+        for t in threads {
+            t.join().unwrap();
+        }
+        let loads: Vec<u32> = (0..4).map(|w| pool.in_flight(&w).unwrap()).collect();
+        assert_eq!(loads, [0, 0, 0, 2]);
         assert_eq!(pool.stats().fallbacks, 0);
     });
 }

@@ -1,5 +1,5 @@
 //! Model 9: the per-block lower bounds on weighted scores of the weighted
-//! summarised least-loaded pick (`storage::scores`, `scan::scored`).
+//! summarised least-loaded pick (`bounds::scores`, `bounds::least_scored`).
 //!
 //! Under loom a pool of 8 slots keeps bounds over blocks of 2 lanes, and an
 //! unmasked least-loaded pick of weight 1 over 8 weighted lanes reads them.

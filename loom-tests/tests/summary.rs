@@ -1,7 +1,7 @@
 //! Model 8: the per-block lower bounds of the summarised least-loaded pick.
 //!
 //! Under loom a pool of 8 slots keeps bounds over blocks of 2 lanes, and an
-//! unmasked pick over 8 lanes reads them (`storage::summary`, `scan::blocks`).
+//! unmasked pick over 8 lanes reads them (`bounds::loads`, `bounds::least`).
 //! Three races:
 //!
 //! - `summary_race`: a release lowering a block's bound races a pick raising
@@ -23,7 +23,7 @@
 //! - `summary_arming`: the pool's first summarised pick, which arms the
 //!   bounds (until then a release reads one flag and stops), races a
 //!   release. Once both are done, a pick sees the released worker. This
-//!   fails when the pick does not arm before it raises (`Summary::for_pick`
+//!   fails when the pick does not arm before it raises (`Counters::bounds_for_pick`
 //!   returning the summary unarmed): the release skips the lowering its
 //!   bound needs.
 //! - `summary_unmark`: marking a worker healthy again (its counter drops by

@@ -17,7 +17,7 @@ use std::time::Duration;
 use workerpick_proxy::load::Plan;
 use workerpick_proxy::serve::{self, Config, Replicas, UpstreamSpec};
 use workerpick_proxy::upstream::Speed;
-use workerpick_proxy::{Fleet, MODES, Router, measure};
+use workerpick_proxy::{Fleet, Router, measure, modes};
 
 /// An HTTP reverse proxy that routes with workerpick.
 #[derive(Parser, Debug)]
@@ -63,10 +63,18 @@ struct Serve {
     #[arg(long, value_name = "PATH")]
     upstreams_file: Option<std::path::PathBuf>,
     /// The mode to route in: any name the registry knows (random, round-robin,
-    /// power-of-two, least-loaded, ...; a wrong name lists them all).
-    #[arg(long, value_name = "NAME", default_value = "least-loaded", value_parser = mode_name)]
-    mode: String,
-    /// Consecutive failures (5xx, connect or response errors) that eject an upstream.
+    /// power-of-two, least-loaded, ..., replica-least-loaded; a wrong name lists
+    /// them all) [default: least-loaded; with --nats, replica-least-loaded,
+    /// which counts the other replicas' load at half its own so that replicas
+    /// do not all send their next requests to the same upstream].
+    #[arg(long, value_name = "NAME", value_parser = mode_name)]
+    mode: Option<String>,
+    /// Consecutive failures (5xx, connect or response errors) that eject an
+    /// upstream. With every upstream ejected, requests go on to all of them as
+    /// if none were (panic routing): a fleet that is down answers 502 (or the
+    /// upstreams' own 5xx), not 503, so a burst of errors across the fleet
+    /// cannot stop all traffic for --eject-ms. 503 means no upstream could be
+    /// named at all, or --max-in-flight shed the request.
     #[arg(long, value_name = "N", default_value_t = 3,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     fail_after: u32,
@@ -85,17 +93,21 @@ struct Serve {
     /// Share load with the other replicas in front of the same upstreams over
     /// this NATS server (`nats://host:port`): publish this replica's summary,
     /// apply theirs. Without it, each replica counts only its own requests.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = nats_url)]
     nats: Option<String>,
     /// The subject the replicas of one fleet share.
     #[arg(
         long,
         value_name = "SUBJECT",
         default_value = "workerpick.summary",
-        requires = "nats"
+        requires = "nats",
+        value_parser = nats_subject
     )]
     nats_subject: String,
-    /// How often this replica publishes its summary, in ms.
+    /// How often this replica publishes its summary, in ms. Keep it at most
+    /// 1/20 of a typical request's duration (the default suits requests of
+    /// 100 ms and more): a longer period lets the replicas pile onto the same
+    /// upstreams between summaries.
     #[arg(long, value_name = "MS", default_value_t = 5, requires = "nats",
           value_parser = clap::value_parser!(u64).range(1..=60_000))]
     sync_ms: u64,
@@ -108,10 +120,21 @@ struct Serve {
 }
 
 fn mode_name(name: &str) -> Result<String, String> {
-    workerpick::Registry::new()
+    serve::registry()
         .resolve(name)
         .map(|_| name.to_string())
         .map_err(|e| e.to_string())
+}
+
+fn nats_url(url: &str) -> Result<String, String> {
+    if url.trim().is_empty() {
+        return Err("give the NATS server's address, nats://host:port".into());
+    }
+    Ok(url.to_string())
+}
+
+fn nats_subject(subject: &str) -> Result<String, String> {
+    workerpick_nats::check_subject(subject).map(|()| subject.to_string())
 }
 
 #[derive(Args, Debug)]
@@ -191,7 +214,15 @@ fn run_serve(serve: Serve) -> ExitCode {
     let config = Config {
         listen: serve.listen,
         upstreams,
-        mode: serve.mode,
+        mode: serve.mode.unwrap_or_else(|| {
+            let replicated = serve.nats.is_some();
+            let mode = if replicated {
+                workerpick::Mode::ReplicaLeastLoaded.name()
+            } else {
+                "least-loaded"
+            };
+            mode.to_string()
+        }),
         fail_after: serve.fail_after,
         eject_for: Duration::from_millis(serve.eject_ms),
         drain_for: Duration::from_millis(serve.drain_ms),
@@ -251,9 +282,8 @@ async fn run(bench: &Bench) -> std::io::Result<bool> {
         "{:<20} {:>9} {:>8} {:>8} {:>6} {:>6}  {:<28} load left",
         "router", "req/s", "p50 ms", "p99 ms", "ok", "errors", "requests per upstream"
     );
-    let routers = MODES
-        .iter()
-        .map(|&m| Router::Workerpick(m))
+    let routers = modes()
+        .map(Router::Workerpick)
         .chain([Router::TowerP2c, Router::Direct]);
     let mut leaked = false;
     let mut failing = Vec::new();

@@ -121,7 +121,7 @@ pub struct Config {
     pub listen: SocketAddr,
     /// The upstreams, each with its capacity.
     pub upstreams: Vec<UpstreamSpec>,
-    /// The registry name of the mode it routes in.
+    /// The name of the mode it routes in, as [`registry`] knows it.
     pub mode: String,
     /// Consecutive failures (5xx answers, connect or response errors) that
     /// mark an upstream unhealthy.
@@ -377,13 +377,19 @@ impl<F: Future<Output = Result<Proxied, Infallible>> + Unpin> Future for Answer<
     }
 }
 
+/// The modes `serve` routes in: the registry's built-ins, among them
+/// [`ReplicaLeastLoaded`](workerpick::ReplicaLeastLoaded)
+/// (`replica-least-loaded`, with an optional `discount` parameter), the
+/// default for replicas.
+pub fn registry() -> Registry {
+    Registry::new()
+}
+
 /// Serves `config` until SIGTERM or ctrl-c, then stops accepting, lets the
 /// requests in flight finish (for at most `drain_for`) and returns. `ready`
 /// receives the bound address once connections are accepted.
 pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::Result<()> {
-    let selector = Registry::new()
-        .resolve(&config.mode)
-        .map_err(std::io::Error::other)?;
+    let selector = registry().resolve(&config.mode).map_err(std::io::Error::other)?;
     let pool = Arc::new(Pool::new());
     for u in &config.upstreams {
         pool.insert_with(Addr(u.authority.clone()), WorkerInfo::new().capacity(u.capacity))
@@ -482,6 +488,22 @@ mod tests {
         assert_eq!(read_upstreams("# none\n\n").unwrap_err(), "lists no upstream");
         let bad = read_upstreams("10.0.0.1:8000\n10.0.0.2\n").unwrap_err();
         assert!(bad.starts_with("line 2: "), "{bad}");
+    }
+
+    #[test]
+    fn the_replica_mode_is_known_by_name_with_its_discount() {
+        let registry = registry();
+        let rule = registry.resolve("replica-least-loaded").unwrap();
+        assert_eq!(rule.name(), "replica-least-loaded");
+        let params = workerpick::Params::new().set("discount", 4);
+        assert!(registry.resolve_with("replica-least-loaded", &params).is_ok());
+        let zero = workerpick::Params::new().set("discount", 0);
+        let e = registry
+            .resolve_with("replica-least-loaded", &zero)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("discount"), "{e}");
+        assert!(registry.resolve("least-loaded").is_ok());
     }
 
     #[test]

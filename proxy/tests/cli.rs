@@ -2,13 +2,16 @@
 //! one line and exit code 2, never a panic; `--help` prints usage and exits 0;
 //! and a run in which requests fail exits non-zero.
 
+use std::ffi::OsStr;
+use std::fmt::Debug;
 use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Runs the proxy with `args`, killed after `limit`; returns (exit code,
 /// stdout, stderr, whether it had to be killed).
-fn proxy(args: &[&str], limit: Duration) -> (Option<i32>, String, String, bool) {
+fn proxy<S: AsRef<OsStr> + Debug>(args: &[S], limit: Duration) -> (Option<i32>, String, String, bool) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_workerpick-proxy"))
         .args(args)
         .stdout(Stdio::piped())
@@ -37,7 +40,7 @@ fn proxy(args: &[&str], limit: Duration) -> (Option<i32>, String, String, bool) 
 
 /// `args` are refused at once (exit 2, nothing on stdout) with one line on
 /// stderr that names `what`.
-fn refused(args: &[&str], what: &str) {
+fn refused<S: AsRef<OsStr> + Debug>(args: &[S], what: &str) {
     let (code, stdout, stderr, killed) = proxy(args, Duration::from_secs(5));
     assert!(!killed, "{args:?}: ran instead of refusing: {stdout:?}");
     assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
@@ -73,6 +76,40 @@ fn arguments_it_cannot_run_are_refused_in_one_line() {
     refused(&["bench", "--requests", "abc"], "--requests");
 }
 
+/// Before: an empty `--nats` URL, or a subject NATS cannot publish on, was
+/// accepted and the replica served without ever syncing, saying nothing.
+#[test]
+fn a_nats_url_or_subject_it_cannot_use_is_refused() {
+    fn with<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+        let serve = ["serve", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1"];
+        [&serve[..], extra].concat()
+    }
+    refused(&with(&["--nats", ""]), "--nats");
+    refused(&with(&["--nats", " "]), "--nats");
+    for subject in ["", "a b", "a..b", ".a", "a.", "a.*", "a.>", "a\tb"] {
+        refused(
+            &with(&["--nats", "nats://127.0.0.1:1", "--nats-subject", subject]),
+            "--nats-subject",
+        );
+    }
+}
+
+/// Arguments that are not UTF-8, or empty, are refused like any other.
+#[test]
+fn arguments_that_are_not_text_are_refused() {
+    let bad = OsStr::from_bytes(b"\xffx");
+    refused(&[bad], "\u{fffd}x");
+    refused(&[""], "''");
+    refused(&["--requests", ""], "--requests");
+    let serve = ["serve", "--listen", "127.0.0.1:0", "--upstream"].map(OsStr::new);
+    refused(&[&serve[..], &[bad]].concat(), "UTF-8");
+    refused(
+        &["serve", "--listen", "127.0.0.1:0", "--upstream", ""],
+        "--upstream",
+    );
+    refused(&["serve", "--listen", ""], "--listen");
+}
+
 #[test]
 fn help_prints_usage_and_exits_0() {
     for args in [&["--help"][..], &["-h"], &["bench", "--help"]] {
@@ -80,6 +117,12 @@ fn help_prints_usage_and_exits_0() {
         assert!(!killed && code == Some(0), "{args:?}: {stdout:?} {stderr:?}");
         assert!(stdout.contains("--requests"), "{args:?}: {stdout}");
     }
+    // serve's help says what a dead fleet answers, and the replicas' default mode.
+    let (code, stdout, _, _) = proxy(&["serve", "--help"], Duration::from_secs(5));
+    assert_eq!(code, Some(0));
+    let text = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.contains("a fleet that is down answers 502"), "{stdout}");
+    assert!(text.contains("with --nats, replica-least-loaded"), "{stdout}");
 }
 
 #[test]

@@ -15,7 +15,7 @@ use std::time::Duration;
 use workerpick::Pool;
 use workerpick_proxy::load::Plan;
 use workerpick_proxy::upstream::{Speed, refusing_addr};
-use workerpick_proxy::{Fleet, MODES, Router, drain, measure, route};
+use workerpick_proxy::{Fleet, Router, drain, measure, modes, route};
 
 /// Each test ends by itself well before this.
 const LIMIT: Duration = Duration::from_secs(90);
@@ -32,7 +32,7 @@ const PLAN: Plan = Plan {
 async fn every_mode_answers_every_request_splits_as_it_should_and_leaves_no_load() {
     tokio::time::timeout(LIMIT, async {
         let fleet = Fleet::start(&Speed::fleet(4)).await.unwrap();
-        for mode in MODES {
+        for mode in modes() {
             let r = measure(&fleet, Router::Workerpick(mode), PLAN).await.unwrap();
             let o = &r.outcome;
             assert_eq!(

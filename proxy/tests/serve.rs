@@ -3,6 +3,8 @@
 //! one answering 500, one refusing connections), driven by an HTTP client.
 //! It balances by capacity, ejects the failing upstreams, reports all of it
 //! on /metrics, and on SIGTERM finishes the request in flight before it exits.
+//! An ejected upstream gets traffic again once its `--eject-ms` has passed:
+//! ejected again if it still fails, kept once it has recovered.
 
 use bytes::Bytes;
 use http::{Response, StatusCode};
@@ -14,7 +16,9 @@ use hyper_util::rt::TokioExecutor;
 use std::convert::Infallible;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::time::{Duration, Instant};
 use workerpick_proxy::server::Server;
 use workerpick_proxy::upstream::{Speed, Upstream, refusing_addr};
 
@@ -49,6 +53,34 @@ fn metric(page: &str, family: &str, upstream: &str) -> u64 {
         .unwrap()
 }
 
+/// Starts `workerpick-proxy serve --listen 127.0.0.1:0` with `args`; returns
+/// it and the address it printed.
+fn start_proxy(args: &[String]) -> (Proxy, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_workerpick-proxy"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let proxy = Proxy(child);
+    let (line_tx, line_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = line_tx.send(line);
+    });
+    let line = line_rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the proxy printed no address");
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .expect(&line)
+        .to_string();
+    (proxy, addr)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_balances_ejects_failing_upstreams_reports_metrics_and_drains_on_sigterm() {
     tokio::time::timeout(LIMIT, async {
@@ -69,32 +101,24 @@ async fn serve_balances_ejects_failing_upstreams_reports_metrics_and_drains_on_s
         .unwrap();
         let down = refusing_addr().await.unwrap();
 
-        let mut child = Command::new(env!("CARGO_BIN_EXE_workerpick-proxy"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--mode", "round-robin"])
-            .args(["--fail-after", "2", "--eject-ms", "60000", "--drain-ms", "10000"])
-            .args(["--upstream", &small.addr().to_string()])
-            .args(["--upstream", &format!("{}=2", big.addr())])
-            .args(["--upstream", &failing.addr().to_string()])
-            .args(["--upstream", &down.to_string()])
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let proxy = Proxy(child);
-        let (line_tx, line_rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = line_tx.send(line);
-        });
-        let line = line_rx
-            .recv_timeout(Duration::from_secs(20))
-            .expect("the proxy printed no address");
-        let addr = line
-            .trim()
-            .strip_prefix("listening on ")
-            .expect(&line)
-            .to_string();
+        let (proxy, addr) = start_proxy(&[
+            "--mode".into(),
+            "round-robin".into(),
+            "--fail-after".into(),
+            "2".into(),
+            "--eject-ms".into(),
+            "60000".into(),
+            "--drain-ms".into(),
+            "10000".into(),
+            "--upstream".into(),
+            small.addr().to_string(),
+            "--upstream".into(),
+            format!("{}=2", big.addr()),
+            "--upstream".into(),
+            failing.addr().to_string(),
+            "--upstream".into(),
+            down.to_string(),
+        ]);
         let client: TestClient = Client::builder(TokioExecutor::new()).build_http();
 
         // Each failing upstream fails twice, is ejected, and gets no more.
@@ -176,6 +200,146 @@ async fn serve_balances_ejects_failing_upstreams_reports_metrics_and_drains_on_s
         small.stop().await;
         big.stop().await;
         failing.stop().await;
+    })
+    .await
+    .expect("the test ran past its limit");
+}
+
+/// An upstream that answers 500 while `failing` is set and 200 otherwise,
+/// counting the requests it answered 200.
+struct Switchable {
+    server: Server,
+    failing: Arc<AtomicBool>,
+    served: Arc<AtomicU64>,
+}
+
+async fn switchable(failing: bool) -> Switchable {
+    let failing = Arc::new(AtomicBool::new(failing));
+    let served = Arc::new(AtomicU64::new(0));
+    let (f, n) = (failing.clone(), served.clone());
+    let server = Server::start(move || {
+        let (f, n) = (f.clone(), n.clone());
+        service_fn(move |_| {
+            let (f, n) = (f.clone(), n.clone());
+            async move {
+                let mut answer = Response::new(Full::new(Bytes::from_static(b"ok\n")));
+                if f.load(SeqCst) {
+                    *answer.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+                } else {
+                    n.fetch_add(1, SeqCst);
+                }
+                Ok::<_, Infallible>(answer)
+            }
+        })
+    })
+    .await
+    .unwrap();
+    Switchable {
+        server,
+        failing,
+        served,
+    }
+}
+
+/// `--eject-ms` of the re-admission test.
+const EJECT_MS: u64 = 300;
+
+/// An upstream that fails is ejected, and once `--eject-ms` has passed it gets
+/// traffic again: still failing, it is ejected again after `--fail-after`
+/// failures; recovered, it keeps its share.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ejected_upstream_gets_traffic_again_after_its_eject_time() {
+    tokio::time::timeout(LIMIT, async {
+        let steady = switchable(false).await;
+        let flaky = switchable(true).await;
+        let (proxy, addr) = start_proxy(&[
+            "--mode".into(),
+            "round-robin".into(),
+            "--fail-after".into(),
+            "2".into(),
+            "--eject-ms".into(),
+            EJECT_MS.to_string(),
+            "--upstream".into(),
+            steady.server.addr().to_string(),
+            "--upstream".into(),
+            flaky.server.addr().to_string(),
+        ]);
+        let client: TestClient = Client::builder(TokioExecutor::new()).build_http();
+        let url = format!("http://{addr}/");
+        let flaky_a = flaky.server.addr().to_string();
+        let page = || async { get(&client, &format!("http://{addr}/metrics")).await.1 };
+        let healthy = |page: &str| metric(page, "workerpick_upstream_healthy", &flaky_a);
+        let picks = |page: &str| metric(page, "workerpick_upstream_picks_total", &flaky_a);
+        let ejections = |page: &str| metric(page, "workerpick_upstream_ejections_total", &flaky_a);
+        // Sends requests until the flaky upstream is ejected; returns when.
+        let eject = || async {
+            for _ in 0..20 {
+                get(&client, &url).await;
+                if healthy(&page().await) == 0 {
+                    return Instant::now();
+                }
+            }
+            panic!("the flaky upstream was never ejected:\n{}", page().await);
+        };
+        // Polls until it is healthy again; returns how long after `since`.
+        let readmitted = |since: Instant| async move {
+            while healthy(&page().await) == 0 {
+                assert!(since.elapsed() < Duration::from_secs(10), "never re-admitted");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            since.elapsed()
+        };
+
+        let ejected = eject().await;
+        assert_eq!(ejections(&page().await), 1);
+        // Ejected: every request goes to the steady one, and succeeds.
+        let before = picks(&page().await);
+        for _ in 0..10 {
+            assert_eq!(get(&client, &url).await.0, StatusCode::OK);
+        }
+        let out_for = ejected.elapsed();
+        assert_eq!(picks(&page().await), before, "picked while ejected");
+        assert!(
+            out_for < Duration::from_millis(EJECT_MS),
+            "the 10 requests took {out_for:?}: the check proves nothing"
+        );
+
+        // The timer re-admits it (not before): still failing, it is tried
+        // again and ejected again.
+        let took = readmitted(ejected).await;
+        assert!(
+            took >= Duration::from_millis(EJECT_MS * 2 / 3),
+            "re-admitted after {took:?}"
+        );
+        let before = picks(&page().await);
+        let ejected = eject().await;
+        let page_now = page().await;
+        assert!(
+            picks(&page_now) >= before + 2,
+            "no traffic after re-admission:\n{page_now}"
+        );
+        assert_eq!(ejections(&page_now), 2);
+
+        // Recovered: once re-admitted it serves its share and stays in.
+        flaky.failing.store(false, SeqCst);
+        let took = readmitted(ejected).await;
+        assert!(
+            took >= Duration::from_millis(EJECT_MS * 2 / 3),
+            "re-admitted after {took:?}"
+        );
+        let served = flaky.served.load(SeqCst);
+        for _ in 0..10 {
+            assert_eq!(get(&client, &url).await.0, StatusCode::OK);
+        }
+        let got = flaky.served.load(SeqCst) - served;
+        assert!(got >= 4, "the recovered upstream got {got} of 10 requests");
+        let page_now = page().await;
+        assert_eq!(healthy(&page_now), 1);
+        assert_eq!(ejections(&page_now), 2);
+
+        drop(proxy);
+        steady.server.stop().await;
+        flaky.server.stop().await;
     })
     .await
     .expect("the test ran past its limit");

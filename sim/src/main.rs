@@ -3,7 +3,7 @@
 //! to the fleet.
 //!
 //! ```text
-//! cargo run --release -p workerpick-sim              # every mode, ~12 s
+//! cargo run --release -p workerpick-sim              # every mode, ~30 s
 //! cargo run --release -p workerpick-sim -- --help    # the knobs
 //! cargo run --release -p workerpick-sim -- --modes least-loaded,random --plot load.svg
 //! cargo run --release -p workerpick-sim -- --llm-plot llm.svg
@@ -92,7 +92,8 @@ struct Args {
     /// Offered load in the replica scenario, as a fraction of the fleet's capacity.
     #[arg(long, default_value_t = 0.8)]
     utilization: f64,
-    /// Requests per run in the replica scenario (0 skips it).
+    /// Requests per run in the replica scenario and in the herding check that
+    /// follows the report (0 skips both).
     #[arg(long, default_value_t = 40_000)]
     replica_requests: usize,
     /// Skip the heterogeneous-fleet scenarios (weighted fleet, scale-up).
@@ -235,6 +236,8 @@ impl Args {
             ("--concurrency", self.concurrency, MAX_CONCURRENCY),
             ("--replica-requests", self.replica_requests, MAX_REQUESTS),
             ("--bursts", self.bursts, MAX_BURSTS),
+            ("--llm-requests", self.llm_requests, MAX_REQUESTS),
+            ("--latency-requests", self.latency_requests, MAX_REQUESTS),
         ] {
             if value > max {
                 return Err(format!("{flag} {value} is above this simulator's limit of {max}"));
@@ -300,7 +303,16 @@ impl Args {
                     self.workers
                 ));
             }
-            writable_svg(path)?;
+            writable_svg("--plot", path)?;
+        }
+        if let Some(path) = &self.llm_plot {
+            if self.llm_requests == 0 {
+                return Err(format!(
+                    "--llm-plot {}: draws the LLM scenario, which --llm-requests 0 skips",
+                    path.display()
+                ));
+            }
+            writable_svg("--llm-plot", path)?;
         }
         let devices = (0..self.workers)
             .map(|w| {
@@ -375,12 +387,12 @@ impl Args {
     }
 }
 
-/// Checks, before the run, that the plot can be written to `path`: an `.svg`
-/// name (the plot is SVG) in a place that takes it.
-fn writable_svg(path: &Path) -> Result<(), String> {
+/// Checks, before the run, that the plot `flag` asks for can be written to
+/// `path`: an `.svg` name (every plot is SVG) in a place that takes it.
+fn writable_svg(flag: &str, path: &Path) -> Result<(), String> {
     if !path.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")) {
         return Err(format!(
-            "--plot {}: the plot is SVG; give a file name that ends in .svg",
+            "{flag} {}: the plot is SVG; give a file name that ends in .svg",
             path.display()
         ));
     }
@@ -390,7 +402,7 @@ fn writable_svg(path: &Path) -> Result<(), String> {
         .create(true)
         .truncate(false)
         .open(path)
-        .map_err(|e| format!("--plot {}: cannot write it: {e}", path.display()))?;
+        .map_err(|e| format!("{flag} {}: cannot write it: {e}", path.display()))?;
     if !existed {
         // Written after the run: no empty file left behind if the run fails.
         let _ = std::fs::remove_file(path);
@@ -478,6 +490,23 @@ fn main() -> ExitCode {
         "{}",
         sim::report::render_with(format, &config, &reports, with, timer_ns)
     );
+    // Herding: the replica rule against one router, on identical and mixed workers.
+    let replicas = config.replicas.as_ref().filter(|_| format == Format::Table);
+    let herding = replicas.map(|scenario| {
+        // The default fleet's size whatever --workers says: the rule's pick is
+        // a scalar pass, and the check is about that fleet.
+        let h = sim::replicas::herding::Herding {
+            workers: sim::replicas::herding::MIXED.len(),
+            slots: args.slots,
+            service: config.load.fleet.service,
+            utilization: scenario.utilization,
+            requests: scenario.requests,
+            seed: scenario.seed,
+        };
+        let runs = h.run();
+        print!("\n{}", h.table(&runs));
+        runs
+    });
     if !args.no_sessions && format == Format::Table {
         let scenario = sim::sessions::Sessions {
             seed: args.seed,
@@ -488,13 +517,6 @@ fn main() -> ExitCode {
         print!("{}", sim::sessions::render(&scenario, &runs, &moved));
     }
     if args.llm_requests > 0 {
-        if args.llm_requests > MAX_REQUESTS {
-            eprintln!(
-                "simulate: --llm-requests {} is above this simulator's limit of {MAX_REQUESTS}",
-                args.llm_requests
-            );
-            return ExitCode::from(2);
-        }
         let s = sim::llm::Scenario {
             requests: args.llm_requests,
             seed: args.seed,
@@ -519,13 +541,6 @@ fn main() -> ExitCode {
         print!("\n{}", sim::disagg::table(&f, &sim::disagg::run_all(&f)));
     }
     if args.latency_requests > 0 {
-        if args.latency_requests > MAX_REQUESTS {
-            eprintln!(
-                "simulate: --latency-requests {} is above this simulator's limit of {MAX_REQUESTS}",
-                args.latency_requests
-            );
-            return ExitCode::from(2);
-        }
         for base in [
             sim::latency::Scenario::spiking(),
             sim::latency::Scenario::failing(),
@@ -547,6 +562,15 @@ fn main() -> ExitCode {
     }
     let mut broken = sim::violations(&reports);
     broken.extend(fleet.violations());
+    for r in herding.iter().flatten() {
+        for (_, run) in &r.runs {
+            broken.extend(
+                run.violations()
+                    .into_iter()
+                    .map(|v| format!("herding, {} workers, {v}", r.fleet)),
+            );
+        }
+    }
     for v in &broken {
         eprintln!("simulate: invariant broken: {v}");
     }

@@ -1,11 +1,14 @@
 //! The command line refuses what it cannot run, before doing any work, with a
 //! one-line message; and its summary draws no conclusion from nothing.
 
+use std::ffi::OsStr;
+use std::fmt::Debug;
+use std::os::unix::ffi::OsStrExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Runs the simulator with `args`; returns (exit code, stdout, stderr, time).
-fn simulate(args: &[&str]) -> (Option<i32>, String, String, Duration) {
+fn simulate<S: AsRef<OsStr>>(args: &[S]) -> (Option<i32>, String, String, Duration) {
     let start = Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_simulate"))
         .args(args)
@@ -21,7 +24,7 @@ fn simulate(args: &[&str]) -> (Option<i32>, String, String, Duration) {
 
 /// `args` are refused at once (exit 2, nothing on stdout) with one line
 /// on stderr that names `flag`.
-fn refused(args: &[&str], flag: &str) {
+fn refused<S: AsRef<OsStr> + Debug>(args: &[S], flag: &str) {
     let (code, stdout, stderr, took) = simulate(args);
     assert_eq!(code, Some(2), "{args:?}: stdout {stdout:?} stderr {stderr:?}");
     assert_eq!(stdout, "", "{args:?}");
@@ -55,6 +58,24 @@ fn a_plot_it_cannot_write_is_refused_before_the_run() {
     refused(&["--plot", "/no/such/directory/load.svg"], "--plot");
     // One line per worker: a legend of thousands says nothing.
     refused(&["--plot", "load.svg", "--workers", "1000"], "--plot");
+}
+
+/// Before: `--llm-plot llm.png` wrote SVG into a `.png` and exited 0, and a
+/// path it could not write failed only after the whole run.
+#[test]
+fn an_llm_plot_it_cannot_write_is_refused_before_the_run() {
+    refused(&["--llm-plot", "llm.png"], "--llm-plot");
+    refused(&["--llm-plot", "llm"], "--llm-plot");
+    refused(&["--llm-plot", "/no/such/directory/llm.svg"], "--llm-plot");
+    // The scenario it draws is skipped: nothing would be written.
+    refused(&["--llm-plot", "llm.svg", "--llm-requests", "0"], "--llm-plot");
+}
+
+/// Before: checked only once every earlier scenario had run and printed.
+#[test]
+fn scenario_sizes_past_the_limit_are_refused_before_the_run() {
+    refused(&["--llm-requests", "100000000000"], "--llm-requests");
+    refused(&["--latency-requests", "100000000000"], "--latency-requests");
 }
 
 /// A fleet far beyond one thread per worker slot runs, on threads bounded by
@@ -110,6 +131,18 @@ fn sizes_that_would_exhaust_memory_or_threads_are_refused() {
     refused(&["--concurrency", "1000000000"], "--concurrency");
     // Before: an allocation of 1.6 TB, and an abort.
     refused(&["--bursts", "100000000000"], "--bursts");
+}
+
+/// Arguments that are not UTF-8, or empty, are refused like any other
+/// (never a panic).
+#[test]
+fn arguments_that_are_not_text_are_refused() {
+    let bad = OsStr::from_bytes(b"\xffw");
+    refused(&[bad], "\u{fffd}w");
+    refused(&[OsStr::new("--modes"), bad], "UTF-8");
+    refused(&[""], "''");
+    refused(&["--workers", ""], "--workers");
+    refused(&["--modes", ""], "selector");
 }
 
 #[test]
@@ -207,8 +240,20 @@ fn the_replica_scenario_runs_for_load_aware_modes_and_can_be_skipped() {
         "{out}"
     );
     assert!(!out.contains("random, 4 replicas"), "{out}");
+    // The herding check follows, on identical and mixed workers, with its verdict.
+    assert!(out.contains("Herding: 4 router replicas"), "{out}");
+    // --service-ms 0.2: the rule syncs every 1/20 of it.
+    assert!(
+        out.contains("replica-least-loaded, synced every 0.01 ms (the rule)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("The rule, replica-least-loaded synced every 0.01 ms (1/20"),
+        "{out}"
+    );
     let out = with(&["--modes", "least-loaded", "--replica-requests", "0"]);
     assert!(!out.contains("== 6)"), "{out}");
+    assert!(!out.contains("Herding"), "{out}");
     let out = with(&["--modes", "random", "--replica-requests", "400"]);
     assert!(!out.contains("== 6)"), "{out}");
 }

@@ -24,6 +24,27 @@ fn cost_beats_least_loaded_on_hits_and_ttft() {
 }
 
 #[test]
+fn cost_beats_the_thresholds_policy_on_every_seed() {
+    for seed in [1, 2, 3, 4, Scenario::default().seed] {
+        let s = Scenario {
+            seed,
+            ..Scenario::default()
+        };
+        let (th, ll, cost) = (
+            llm::run(&s, Policy::Thresholds),
+            llm::run(&s, Policy::LeastLoaded),
+            llm::run(&s, Policy::Cost(0.0)),
+        );
+        assert!(cost.hit_rate >= th.hit_rate, "seed {seed}: {cost:?} vs {th:?}");
+        assert!(cost.ttft_ms.1 < th.ttft_ms.1, "seed {seed}: {cost:?} vs {th:?}");
+        assert!(
+            cost.ttft_ms.1 <= 0.7 * ll.ttft_ms.1,
+            "seed {seed}: {cost:?} vs {ll:?}"
+        );
+    }
+}
+
+#[test]
 fn every_policy_runs() {
     let s = Scenario {
         requests: 1500,

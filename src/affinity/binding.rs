@@ -5,7 +5,7 @@
 //! (soft). Everything here runs on the pool's atomics, so loom models it
 //! against a removal of the worker and the reuse of its slot
 //! (`loom-tests/tests/sessions.rs`); the map, `papaya`'s, is not
-//! loom-aware. See [`docs::design`](crate::docs::design) ("Session bindings").
+//! loom-aware. See [`docs::affinity`](crate::docs::affinity) ("Session bindings").
 
 use crate::booking;
 use crate::candidates::Candidates;
@@ -15,7 +15,7 @@ use crate::handle::Handle;
 use crate::pool::Pool;
 use crate::request::Request;
 use crate::reservation::Reservation;
-use crate::selector::{Choice, Selector};
+use crate::selectors::{Choice, Selector};
 use crate::snapshot::Snapshot;
 use core::hash::Hash;
 // Not the `sync` facade's: only the picking thread touches this cell, so
@@ -103,7 +103,7 @@ where
         // began is in it (the handle revalidates its cache), and the slot's
         // generation tells its worker from a later owner of the slot.
         if let Some(slot) = available(pool, snap, request, target) {
-            booking::duties(pool);
+            booking::duties(pool, pool.slots.counters.features.get());
             let booked = booking::book(pool, snap, slot, request.weight);
             outcome.chosen = booked.is_ok().then_some(target);
             return booked.map(|b| Reservation::new(pool, b));

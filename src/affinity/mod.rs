@@ -2,9 +2,8 @@
 //! [`Affinity`](crate::Affinity) walks, built by the writer with each
 //! snapshot of a pool that enabled it, and (feature `sessions`) the
 //! session bindings. See
-//! [`docs::design`](crate::docs::design) ("Bounded-load affinity").
+//! [`docs::affinity`](crate::docs::affinity) ("Bounded-load affinity").
 
-mod api;
 #[cfg(any(feature = "sessions", loom))]
 pub(crate) mod binding;
 #[cfg(feature = "sessions")]

@@ -3,7 +3,7 @@
 //! key's bucket is its index, so that finding its first point (and that
 //! point's owner: one word) is one load and a short forward step, in one
 //! cache line mostly. See
-//! [`docs::design`](crate::docs::design) ("Bounded-load affinity").
+//! [`docs::affinity`](crate::docs::affinity) ("Bounded-load affinity").
 
 use crate::sync::CachePadded;
 use crate::sync::atomic::{AtomicU64, Ordering};
@@ -25,6 +25,17 @@ pub(crate) fn identity<W: Hash>(worker: &W) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     worker.hash(&mut h);
     h.finish()
+}
+
+/// The identity hash of rank `rank` of a worker whose identity is `id`:
+/// the worker's own for rank 0 (a worker without ranks is placed as it
+/// always was), a mix of the two for the others.
+pub(crate) fn rank_identity(id: u64, rank: u32) -> u64 {
+    if rank == 0 {
+        id
+    } else {
+        mix(id ^ mix(u64::from(rank) | 1 << 63))
+    }
 }
 
 /// A point's or key's position on the ring: the high 32 bits of its hash.

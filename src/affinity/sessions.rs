@@ -1,6 +1,6 @@
 //! [`Sessions`]: a session's requests go to the worker its first request
 //! went to, while that worker is there and the session is not idle past its
-//! TTL. See [`docs::design`](crate::docs::design) ("Session bindings").
+//! TTL. See [`docs::affinity`](crate::docs::affinity) ("Session bindings").
 
 use crate::affinity::binding::{self, Outcome, Target};
 use crate::affinity::clock::Clock;
@@ -10,7 +10,7 @@ use crate::pool::Pool;
 use crate::reports::{SessionBinding, Summary};
 use crate::request::Request;
 use crate::reservation::Reservation;
-use crate::selector::Selector;
+use crate::selectors::Selector;
 use core::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
@@ -342,7 +342,8 @@ impl Sessions {
         let map = self.map.pin();
         let mut n = 0;
         for binding in bindings {
-            let Some(&slot) = snap.index.get(&binding.worker) else {
+            // A worker with ranks takes its sessions back on rank 0.
+            let Some(slot) = snap.ranks_of(&binding.worker).map(|r| r.first) else {
                 continue;
             };
             if binding.idle_ms > self.ttl_ms {

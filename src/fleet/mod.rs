@@ -1,10 +1,7 @@
-//! Heterogeneous fleets: capacity weights set with a worker's info (their
-//! tables live in `crate::weights`), slow start, draining and health, and the
-//! pool's methods for them.
+//! Slow start: the ramp of a new worker's capacity, and the pool's clock
+//! for its steps (the pool's methods for capacities, slow start, draining and
+//! health are in `pool/fleet.rs`; health itself is a load signal, `load::health`).
 
-pub(crate) mod api;
-pub(crate) mod health;
-pub(crate) mod pass_over;
 pub(crate) mod slow_start;
 
 use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};

@@ -1,17 +1,9 @@
-//! Slow start: a worker that joins (or resumes after a drain) works up to its
-//! capacity over a window, so that least-loaded does not flood it the instant
-//! it appears with no load.
-//!
-//! The curve is Envoy's: at age `t` the capacity is scaled by
-//! `max((t / window)^(1 / aggression), min_weight_percent / 100)`, until
-//! `t ≥ window`. It is applied in [`LEVELS`] steps (the factor rounded up to
-//! the next eighth), each published as a new snapshot: the weight tables are
-//! built with the snapshot, and eighths keep the least common multiple of the
-//! capacities small enough for the SIMD scan (see `weights::scale`). The
-//! writer publishes a step when it changes the set anyway; between changes, a
-//! reservation now and then (1 in 1024 per thread, while some worker ramps)
-//! checks the clock and publishes the step that is due (`try_lock`: never
-//! waiting for a writer).
+//! Slow start: a worker that joins (or resumes) works up to its capacity
+//! over a window, on Envoy's curve, applied in [`LEVELS`] steps that are each
+//! a new snapshot (eighths keep the capacities' least common multiple small
+//! for the SIMD scan). Steps are published by writers, or by a reservation
+//! now and then while some worker ramps. See
+//! [`docs::fleets`](crate::docs::fleets), "Slow start steps".
 
 use crate::snapshot::Member;
 use std::time::{Duration, Instant};

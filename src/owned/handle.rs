@@ -7,7 +7,7 @@ use crate::handle::thin_picks;
 use crate::pool::Pool;
 use crate::request::Request;
 use crate::rng::Rng;
-use crate::selector::Selector;
+use crate::selectors::Selector;
 use crate::snapshot::Snapshot;
 use crate::sync::OwnedCached;
 use core::hash::Hash;
@@ -43,24 +43,17 @@ pub struct OwnedHandle<W> {
     rng: Rng,
 }
 
-impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
-    /// An [`OwnedHandle`] on this shared pool, with its own random source.
-    pub fn owned_handle(self: &Arc<Self>) -> OwnedHandle<W> {
-        self.owned_handle_with_rng(Rng::new())
-    }
-
-    /// An [`OwnedHandle`] drawing from `rng`.
-    pub fn owned_handle_with_rng(self: &Arc<Self>, rng: Rng) -> OwnedHandle<W> {
-        let anchor = Arc::new(Anchor { pool: self.clone() });
+impl<W: Clone + Eq + Hash + Send + Sync> OwnedHandle<W> {
+    /// A handle on `pool` drawing from `rng` (see [`Pool::owned_handle`]).
+    pub(crate) fn new(pool: &Arc<Pool<W>>, rng: Rng) -> Self {
+        let anchor = Arc::new(Anchor { pool: pool.clone() });
         OwnedHandle {
             cache: OwnedCached::new(anchor.clone()),
             anchor,
             rng,
         }
     }
-}
 
-impl<W: Clone + Eq + Hash + Send + Sync> OwnedHandle<W> {
     /// The pool this handle picks from.
     pub fn pool(&self) -> &Arc<Pool<W>> {
         &self.anchor.pool
@@ -85,6 +78,17 @@ impl<W: Clone + Eq + Hash + Send + Sync> OwnedHandle<W> {
         selector: &S,
         request: &Request<'_>,
     ) -> Result<OwnedReservation<W>, Error> {
+        self.reserve_inlined(selector, request)
+    }
+
+    /// [`reserve_with`](Self::reserve_with), inlined wherever it is called
+    /// (see `Handle::reserve_inlined`).
+    #[inline(always)]
+    pub(crate) fn reserve_inlined<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<OwnedReservation<W>, Error> {
         let snap: &Snapshot<W> = self.cache.load();
         let anchor = &self.anchor;
         booking::reserve(&anchor.pool, snap, &mut self.rng, request, selector, |booked| {
@@ -92,11 +96,31 @@ impl<W: Clone + Eq + Hash + Send + Sync> OwnedHandle<W> {
         })
     }
 
-    /// Books `weight` on `worker` itself (a pinned target).
+    /// Books `weight` on `worker` itself (a pinned target): on its
+    /// least-loaded rank, if it has ranks (see [`Pool::reserve_worker`]).
     pub fn reserve_worker(&mut self, worker: &W, weight: u32) -> Result<OwnedReservation<W>, Error> {
         let snap: &Snapshot<W> = self.cache.load();
         let booked = booking::reserve_worker(&self.anchor.pool, snap, worker, weight)?;
         Ok(OwnedReservation::new(&self.anchor, booked))
+    }
+
+    /// Books `weight` on rank `rank` of `worker` (see [`Pool::reserve_rank`]).
+    pub fn reserve_rank(&mut self, worker: &W, rank: u32, weight: u32) -> Result<OwnedReservation<W>, Error> {
+        let snap: &Snapshot<W> = self.cache.load();
+        let booked = booking::reserve_rank(&self.anchor.pool, snap, worker, rank, weight)?;
+        Ok(OwnedReservation::new(&self.anchor, booked))
+    }
+
+    fn pick_ranked<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+        intent: Intent,
+    ) -> Result<(&W, u32), Error> {
+        let snap = self.cache.load();
+        let pool = &self.anchor.pool;
+        let slot = booking::choose(pool, snap, &mut self.rng, request, selector, intent)?;
+        Ok((snap.key(slot), pool.slots.keys.rank(slot)))
     }
 
     #[inline(always)]

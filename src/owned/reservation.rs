@@ -1,6 +1,6 @@
 use super::Anchor;
 use crate::error::Error;
-use crate::latency::{Latency, Timeable, Timed, sealed};
+use crate::load::latency::{Latency, Timeable, Timed, sealed};
 use crate::pool::Pool;
 use crate::reservation;
 use crate::storage::Booked;
@@ -67,6 +67,13 @@ impl<W> OwnedReservation<W> {
     /// The load this reservation booked and will give back.
     pub fn weight(&self) -> u32 {
         self.booked.weight()
+    }
+
+    /// The data-parallel rank of [`worker`](Self::worker) this reservation
+    /// is booked on (see [`Reservation::rank`](crate::Reservation::rank)).
+    pub fn rank(&self) -> u32 {
+        // The booking keeps the slot from being reassigned (as for `worker`).
+        self.anchor.pool.slots.keys.rank(self.booked.slot())
     }
 
     /// Releases now (the same as dropping it).

@@ -1,6 +1,6 @@
 //! Prefill/decode pairs over two pools: preview the decode worker, decide
 //! between a local prefill and a disaggregated one, then book both sides or
-//! neither. Built on the pools' public picks; see `docs::design` (pairs).
+//! neither. Built on the pools' public picks; see `docs::llm` ("Prefill/decode pairs").
 
 mod decider;
 mod pairs;

@@ -6,7 +6,7 @@ use super::side::{PairGuard, PairHandle};
 use crate::error::Error;
 use crate::pool::Pool;
 use crate::request::Request;
-use crate::selector::Selector;
+use crate::selectors::Selector;
 use core::hash::Hash;
 
 /// One request to a pair: the prefill pool's side (its weight is the
@@ -51,10 +51,18 @@ impl<'a> PairRequest<'a> {
         self.plan
     }
 
-    /// Tokens `worker` of `pool` would prefill itself (see [`Decider`]).
-    fn uncached<W: Clone + Eq + Hash + Send + Sync>(&self, pool: &Pool<W>, worker: &W) -> u32 {
+    /// Tokens rank `rank()` of `worker` of `pool` would prefill itself (see
+    /// [`Decider`]); the rank is asked only where cache hits need it.
+    fn uncached<W: Clone + Eq + Hash + Send + Sync>(
+        &self,
+        pool: &Pool<W>,
+        worker: &W,
+        rank: impl FnOnce() -> u32,
+    ) -> u32 {
         match self.decode.get_cache_hits() {
-            Some(hits) => hits.needed().saturating_sub(hits.held_by(pool, worker)),
+            Some(hits) => hits
+                .needed()
+                .saturating_sub(hits.held_by_rank(pool, worker, rank())),
             None => self.prefill.get_weight(),
         }
     }
@@ -64,20 +72,23 @@ impl<'a> PairRequest<'a> {
         decider: &Decider,
         pool: &Pool<W>,
         worker: &W,
+        rank: impl FnOnce() -> u32,
     ) -> (u32, Plan) {
-        let uncached = self.uncached(pool, worker);
+        let uncached = self.uncached(pool, worker, rank);
         (uncached, self.plan.unwrap_or_else(|| decider.decide(uncached)))
     }
 }
 
 /// What a pair pick would do now, found with no side effect: the decode
-/// worker, its load as seen, its uncached tokens and the plan.
+/// worker and its data-parallel rank, its load as seen, its uncached tokens
+/// and the plan.
 ///
 /// Change the plan with [`decide`](Self::decide), then book it with
 /// [`Pairs::admit`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PairPreview<D> {
     decode: D,
+    rank: u32,
     load: u32,
     uncached: u32,
     plan: Plan,
@@ -90,7 +101,13 @@ impl<D> PairPreview<D> {
         &self.decode
     }
 
-    /// The decode worker's in-flight load when previewed.
+    /// The decode worker's rank the pick would choose (0 for a worker
+    /// without ranks).
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    /// The in-flight load of the decode worker's rank when previewed.
     pub fn load(&self) -> u32 {
         self.load
     }
@@ -183,15 +200,16 @@ impl<HP: PairHandle, HD: PairHandle> Pairs<HP, HD> {
         decode_selector: &S,
         request: &PairRequest<'_>,
     ) -> Result<PairPreview<HD::Worker>, Error> {
-        let worker = self
+        let (worker, rank) = self
             .decode
-            .pair_preview(decode_selector, &request.decode)?
-            .clone();
+            .pair_preview_ranked(decode_selector, &request.decode)?;
+        let worker = worker.clone();
         let pool = self.decode.pair_pool();
-        let load = pool.in_flight(&worker).unwrap_or(0);
-        let (uncached, plan) = request.decide(&self.decider, pool, &worker);
+        let load = pool.in_flight_rank(&worker, rank).unwrap_or(0);
+        let (uncached, plan) = request.decide(&self.decider, pool, &worker, || rank);
         Ok(PairPreview {
             decode: worker,
+            rank,
             load,
             uncached,
             plan,
@@ -199,8 +217,8 @@ impl<HP: PairHandle, HD: PairHandle> Pairs<HP, HD> {
         })
     }
 
-    /// Books what `preview` saw when the previewed decode worker's load is
-    /// still the one seen (and it still takes bookings): that worker, with
+    /// Books what `preview` saw when the previewed decode worker's rank's
+    /// load is still the one seen (and it still takes bookings): that rank, with
     /// the preview's plan. Otherwise the choice is stale: it picks the
     /// decode worker again and decides again for it (a plan the caller set
     /// stays). Then it books the prefill side: both or neither.
@@ -212,9 +230,15 @@ impl<HP: PairHandle, HD: PairHandle> Pairs<HP, HD> {
         request: &PairRequest<'_>,
     ) -> Result<PairReservation<HP::Guard, HD::Guard>, Error> {
         let weight = request.decode.get_weight();
-        let unchanged = self.decode.pair_pool().in_flight(&preview.decode) == Some(preview.load);
+        let unchanged = self
+            .decode
+            .pair_pool()
+            .in_flight_rank(&preview.decode, preview.rank)
+            == Some(preview.load);
         let booked = if unchanged {
-            self.decode.pair_reserve_worker(&preview.decode, weight).ok()
+            self.decode
+                .pair_reserve_rank(&preview.decode, preview.rank, weight)
+                .ok()
         } else {
             None
         };
@@ -226,7 +250,9 @@ impl<HP: PairHandle, HD: PairHandle> Pairs<HP, HD> {
                     preview.plan
                 } else {
                     request
-                        .decide(&self.decider, self.decode.pair_pool(), decode.worker())
+                        .decide(&self.decider, self.decode.pair_pool(), decode.worker(), || {
+                            decode.rank()
+                        })
                         .1
                 };
                 (decode, plan)
@@ -237,6 +263,7 @@ impl<HP: PairHandle, HD: PairHandle> Pairs<HP, HD> {
 
     /// Picks and books a pair in one go: the decode worker first, then the
     /// plan for it, then the prefill side; both or neither.
+    #[inline]
     pub fn reserve<SP: Selector + ?Sized, SD: Selector + ?Sized>(
         &mut self,
         prefill_selector: &SP,
@@ -248,7 +275,9 @@ impl<HP: PairHandle, HD: PairHandle> Pairs<HP, HD> {
             Some(plan) => plan,
             None => {
                 request
-                    .decide(&self.decider, self.decode.pair_pool(), decode.worker())
+                    .decide(&self.decider, self.decode.pair_pool(), decode.worker(), || {
+                        decode.rank()
+                    })
                     .1
             }
         };
@@ -257,7 +286,7 @@ impl<HP: PairHandle, HD: PairHandle> Pairs<HP, HD> {
 
     /// Books the prefill side for `decode`, already booked; on failure
     /// `decode` drops here, so nothing stays booked.
-    #[inline]
+    #[inline(always)]
     fn book_prefill<SP: Selector + ?Sized>(
         &mut self,
         mut decode: HD::Guard,

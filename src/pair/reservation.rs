@@ -8,7 +8,7 @@ use core::fmt;
 /// The bookings of one prefill/decode pair: the prefill's load is given back
 /// at the hand-off ([`hand_off`](Self::hand_off)), the decode's when this
 /// drops (at the end of the stream; wrap it in a
-/// [`ReservedStream`](crate::ReservedStream) to tie the two together).
+/// `ReservedStream` (feature `futures`) to tie the two together).
 ///
 /// For [`Plan::Disaggregate`] it holds a booking on each pool; for
 /// [`Plan::Local`] one booking on the decode worker whose prefill share
@@ -43,6 +43,7 @@ pub struct PairReservation<P, D> {
 pub type OwnedPairReservation<P, D> = PairReservation<OwnedReservation<P>, OwnedReservation<D>>;
 
 impl<P: PairGuard, D: PairGuard> PairReservation<P, D> {
+    #[inline(always)]
     pub(crate) fn disaggregated(prefill: P, decode: D) -> Self {
         Self {
             prefill: Some(prefill),
@@ -52,6 +53,7 @@ impl<P: PairGuard, D: PairGuard> PairReservation<P, D> {
         }
     }
 
+    #[inline(always)]
     pub(crate) fn local(decode: D, prefill_share: u32) -> Self {
         Self {
             prefill: None,
@@ -71,9 +73,20 @@ impl<P: PairGuard, D: PairGuard> PairReservation<P, D> {
         self.prefill.as_ref().map(PairGuard::worker)
     }
 
+    /// The prefill worker's data-parallel rank, until the hand-off; `None`
+    /// for a local prefill.
+    pub fn prefill_rank(&self) -> Option<u32> {
+        self.prefill.as_ref().map(PairGuard::rank)
+    }
+
     /// The decode worker.
     pub fn decode(&self) -> &D::Worker {
         self.decode.worker()
+    }
+
+    /// The decode worker's data-parallel rank (0 for a worker without ranks).
+    pub fn decode_rank(&self) -> u32 {
+        self.decode.rank()
     }
 
     /// The decode booking, to charge tokens generated
@@ -90,6 +103,7 @@ impl<P: PairGuard, D: PairGuard> PairReservation<P, D> {
     /// Gives back the prefill's load now (the prompt is prefilled and its KV
     /// cache is on the decode worker), keeping the decode's; a second call
     /// gives back nothing.
+    #[inline]
     pub fn hand_off(&mut self) {
         drop(self.prefill.take());
         let share = core::mem::take(&mut self.local_prefill);

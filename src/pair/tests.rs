@@ -2,10 +2,10 @@
 //! still and decides again when they moved; both sides or neither.
 
 use crate::error::Error;
+use crate::load::credit::CacheHits;
 use crate::pool::Pool;
 use crate::request::Request;
 use crate::rng::Rng;
-use crate::selectors::cache_hits::CacheHits;
 use crate::selectors::{Cost, LeastLoaded, PowerOfTwo};
 use crate::{Decider, PairRequest, Pairs, Plan};
 

@@ -1,9 +1,9 @@
 //! A pool's reported-load state: the board, the bookkeeping behind it under its
 //! lock, and the clock that ages reports out.
 
-use super::board::{Board, Cells};
 use super::state::Reports;
-use crate::fleet::health::Health;
+use crate::load::health::Health;
+use crate::load::reported::{Board, Cells};
 use crate::storage::counters::Counters;
 use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::SeqCst};
 use crate::sync::{Mutex, MutexGuard, lock};
@@ -14,21 +14,21 @@ pub const DEFAULT_REPORT_MAX_AGE: Duration = Duration::from_secs(5);
 
 /// A pool's reported load: the board, and the bookkeeping behind it.
 pub(crate) struct Reported {
-    pub(super) board: Board,
-    pub(super) state: Mutex<Reports>,
+    pub(crate) board: Board,
+    pub(crate) state: Mutex<Reports>,
     /// When some source ages out, in nanoseconds after `epoch` (`u64::MAX`: never).
     due: AtomicU64,
     epoch: Instant,
-    /// Ill health, the counters' other non-booked part (see `fleet::health`).
+    /// Ill health, the counters' other non-booked part (see `load::health`).
     pub(crate) health: Health,
     /// This pool's name in its summaries.
-    pub(super) origin: u64,
+    pub(crate) origin: u64,
     /// The number of the last summary made.
-    pub(super) seq: AtomicU64,
+    pub(crate) seq: AtomicU64,
     /// Set (for good) before the first report is resolved to a slot: until then
     /// a membership change has nothing to drop and skips the report lock, and
     /// a counter holds bookings alone.
-    pub(super) used: AtomicU32,
+    pub(crate) used: AtomicU32,
 }
 
 /// The bookings in each slot's counter, read with the report lock held when
@@ -122,13 +122,13 @@ impl Reported {
 
     /// Drops the sources aged at `now` and republishes when the next is due;
     /// returns how many went. The caller holds the report lock (`state`).
-    pub(super) fn expire(&self, state: &mut Reports, counters: &Counters, now: Instant) -> usize {
+    pub(crate) fn expire(&self, state: &mut Reports, counters: &Counters, now: Instant) -> usize {
         let dropped = state.expire(self.cells(counters), now);
         self.store_due(state);
         dropped
     }
 
-    pub(super) fn cells<'a>(&'a self, counters: &'a Counters) -> Cells<'a> {
+    pub(crate) fn cells<'a>(&'a self, counters: &'a Counters) -> Cells<'a> {
         Cells {
             board: &self.board,
             counters,
@@ -139,7 +139,7 @@ impl Reported {
         u64::try_from(at.saturating_duration_since(self.epoch).as_nanos()).unwrap_or(u64::MAX)
     }
 
-    pub(super) fn store_due(&self, state: &Reports) {
+    pub(crate) fn store_due(&self, state: &Reports) {
         self.due
             .store(state.due().map_or(u64::MAX, |at| self.nanos(at)), Relaxed);
     }
@@ -153,7 +153,7 @@ impl Reported {
 
     /// Runs `f` on the bookkeeping under the report lock, then drops aged
     /// sources and folds every changed sum into the counters.
-    pub(super) fn with<R>(
+    pub(crate) fn with<R>(
         &self,
         counters: &Counters,
         f: impl FnOnce(&mut Reports, Cells<'_>, Instant) -> R,
@@ -184,6 +184,7 @@ pub(crate) fn now_and_then() -> bool {
             n % 1024 == 0
         })
     }
+
     #[cfg(loom)]
     {
         true

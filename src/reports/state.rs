@@ -3,7 +3,8 @@
 //! summary, and when the oldest source ages out. Every change ends by folding the
 //! sums that moved into the counters ([`Cells::fold`]).
 
-use super::board::{Cells, MAX_REPORTED_LOAD};
+use crate::load::reported::{Cells, MAX_REPORTED_LOAD};
+use crate::storage::features::Features;
 use std::time::{Duration, Instant};
 
 /// One slot as the reports see it.
@@ -179,6 +180,7 @@ impl Reports {
             }
         }
         cells.board.set_on(self.nonzero > 0);
+        cells.counters.features.set(Features::REPORTED, self.nonzero > 0);
     }
 
     /// Notes a source heard from `at`. An age limit that runs past the clock's

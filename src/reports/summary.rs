@@ -22,10 +22,22 @@ pub struct Summary<W> {
     pub(crate) origin: u64,
     pub(crate) seq: u64,
     pub(crate) loads: Vec<(W, u32)>,
+    /// The ranks of workers with data-parallel ranks: left out of a summary
+    /// without them, so that one reads (and serializes) as before. Defaulted
+    /// by `Vec::new`, not `default`: serde bounds the type parameters of a
+    /// `default` field by `Default`, and a key type need not be one.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default = "Vec::new", skip_serializing_if = "Vec::is_empty")
+    )]
+    pub(crate) rank_loads: Vec<(W, u32, u32)>,
     /// Left out of the serialised form when empty, and empty when absent
     /// from it: a summary without bindings reads and writes as before they
     /// existed (in self-describing formats such as JSON).
-    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Vec::is_empty"))]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default = "Vec::new", skip_serializing_if = "Vec::is_empty")
+    )]
     pub(crate) bindings: Vec<SessionBinding<W>>,
 }
 
@@ -40,9 +52,32 @@ impl<W> Summary<W> {
         self.seq
     }
 
-    /// Every worker with load booked, and that load, in the router's set order.
+    /// Every worker without ranks that has load booked, and that load, in
+    /// the router's set order.
     pub fn loads(&self) -> &[(W, u32)] {
         &self.loads
+    }
+
+    /// Every rank with load booked of a worker with data-parallel ranks:
+    /// `(worker, rank, load)`, in the router's set order. Applied per rank,
+    /// as [`Pool::report_rank_load`](crate::Pool::report_rank_load) would;
+    /// an entry for a rank the worker does not have in the receiving pool is
+    /// skipped (replicas should agree on rank counts).
+    ///
+    /// ```
+    /// use workerpick::{Pool, WorkerInfo};
+    /// let (a, b) = (Pool::new(), Pool::new());
+    /// for pool in [&a, &b] {
+    ///     pool.insert_with("node", WorkerInfo::new().ranks(2)).unwrap();
+    /// }
+    /// let _r = a.reserve_rank(&"node", 1, 3).unwrap();
+    /// let summary = a.summary();
+    /// assert_eq!(summary.rank_loads(), &[("node", 1, 3)]);
+    /// assert!(b.apply_summary(&summary));
+    /// assert_eq!((b.reported_rank_load(&"node", 0), b.reported_rank_load(&"node", 1)), (Some(0), Some(3)));
+    /// ```
+    pub fn rank_loads(&self) -> &[(W, u32, u32)] {
+        &self.rank_loads
     }
 
     /// The session bindings it carries (feature `sessions`:

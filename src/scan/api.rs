@@ -6,7 +6,7 @@
 use super::backend::Backend;
 use super::credit::Credit;
 use super::kernel::Kernel;
-use super::outcome::{Least, MinTies};
+use super::outcome::{Least, MinTies, Range};
 use super::weighting::Weighting;
 use crate::sync::atomic::AtomicU32;
 
@@ -211,4 +211,25 @@ pub fn least_credited(
     draw: impl FnMut(u32) -> u32,
 ) -> Least {
     kernel.into().least_credited(counters, excluded, credit, draw)
+}
+
+/// The least effective value and the largest candidate counter in one pass (see
+/// [`Range`]): where the cost mode's softmax finds the span of the loads.
+///
+/// Lanes are as for [`min_ties`]: `excluded[i]` is `0` for a candidate and `u32::MAX`
+/// for a lane to skip (other values are ORed into the minimum and into the
+/// complement the maximum is read from), every counter when it is `None`. A snapshot
+/// of lanes read at slightly different times; never allocates, never panics.
+///
+/// ```
+/// use std::sync::atomic::AtomicU32;
+/// use workerpick::scan::{self, Backend, Range};
+///
+/// let counters: Vec<AtomicU32> = [5, 2, 7].into_iter().map(AtomicU32::new).collect();
+/// assert_eq!(scan::range(Backend::detect(), &counters, None), Range { min: 2, max: 7 });
+/// ```
+#[inline]
+pub fn range(kernel: impl Into<Kernel>, counters: &[AtomicU32], excluded: Option<&[u32]>) -> Range {
+    let n = excluded.map_or(counters.len(), |e| e.len().min(counters.len()));
+    kernel.into().range(&counters[..n], excluded.map(|e| &e[..n]))
 }

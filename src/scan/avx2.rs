@@ -167,6 +167,12 @@ impl Vector for Avx2 {
     }
 
     #[inline(always)]
+    fn xor(self, a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_xor_si256(a, b) }
+    }
+
+    #[inline(always)]
     fn min(self, a: __m256i, b: __m256i) -> __m256i {
         // SAFETY: see the impl.
         unsafe { _mm256_min_epu32(a, b) }

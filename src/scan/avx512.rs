@@ -123,6 +123,12 @@ impl Vector for Avx512 {
     }
 
     #[inline(always)]
+    fn xor(self, a: __m512i, b: __m512i) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_xor_si512(a, b) }
+    }
+
+    #[inline(always)]
     fn min(self, a: __m512i, b: __m512i) -> __m512i {
         // SAFETY: see the impl.
         unsafe { _mm512_min_epu32(a, b) }

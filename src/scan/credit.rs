@@ -1,24 +1,10 @@
-//! What the credited scan compares: the cost mode's key per lane, one `u32`, whose
-//! order is the order of the costs `1000·load − α_milli·credit` (see
-//! `selectors::tuning::cost`), shifted so that no key is negative.
-//!
-//! For a lane of effective value `x` (the counter ORed with its exclusion) and
-//! credit `o`, under weight `α` (thousandths) and a bound `K` on every credit:
-//!
-//! ```text
-//! key = 1000·min(x, limit) + α·K − α·o        (u32, wrapping)
-//! ```
-//!
-//! With `o <= K` and `1000·limit + α·K <= u32::MAX`, nothing wraps: the key is
-//! `1000·x − α·o + α·K`, the exact cost plus a constant, for every `x <= limit`. A
-//! clamped lane (`x > limit`, an excluded one among them) keys at least
-//! `1000·limit`, and less than its true key; so a least key below `1000·limit`
-//! ([`Credit::exact_below`]) is exact, and so is the set of lanes holding it (a
-//! clamped lane cannot tie with it). The caller checks that bound and otherwise
-//! answers exactly with a path of its own, as the weighted scan's does.
-//!
-//! The vector backends compute the same key lane-wise with two wrapping multiplies
-//! and two adds (`α·K − α·o` as `α·K + (2^32 − α)·o`, exact modulo `2^32`).
+//! What the credited scan compares: the cost mode's key per lane, one `u32`,
+//! `1000·min(x, limit) + α·K − α·o` for effective value `x`, credit `o`,
+//! weight `α` (thousandths) and a bound `K` on every credit: the exact cost
+//! plus a constant, so its order is the costs' order. A least key below
+//! [`Credit::exact_below`] is exact; the caller answers the rest exactly on
+//! a path of its own. Why nothing wraps:
+//! [`docs::scan`](crate::docs::scan), "The credited scan".
 
 /// The per-request input of [`least_credited`](super::least_credited): the lanes'
 /// credits, the weight and the bounds that keep every key exact (see the module

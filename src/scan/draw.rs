@@ -9,13 +9,13 @@ use crate::sync::atomic::AtomicU32;
 /// a fraction `p` of the lanes tying, all tries miss with probability `(1 - p)^8`:
 /// 0.4% at a half, 10% at a quarter. A try costs a draw and one load; the count it may
 /// save reads every lane.
-pub(super) const SAMPLES: usize = 8;
+pub(crate) const SAMPLES: usize = 8;
 
 /// Up to `TRIES` uniform draws over the `n` lanes: the first whose `value` is `min`.
 /// Conditioned on acceptance each is uniform among the lanes at `min`. None for fewer
 /// than 2 lanes (no draw is made for a single lane).
 #[inline(always)]
-pub(super) fn sample<const TRIES: usize>(
+pub(crate) fn sample<const TRIES: usize>(
     n: usize,
     value: impl Fn(usize) -> u32,
     min: u32,
@@ -37,7 +37,7 @@ pub(super) fn sample<const TRIES: usize>(
 /// Tie `k` of `ties` (at least 1): `0` with no draw for a single tie, else
 /// `draw(ties)`, clamped to the last tie.
 #[inline(always)]
-pub(super) fn draw_among(ties: u32, draw: impl FnOnce(u32) -> u32) -> u32 {
+pub(crate) fn draw_among(ties: u32, draw: impl FnOnce(u32) -> u32) -> u32 {
     if ties == 1 { 0 } else { draw(ties).min(ties - 1) }
 }
 
@@ -88,23 +88,23 @@ pub(super) const SMALL_LANES: usize = 32;
 /// Lanes cut into blocks of `width`: block `b` is lanes `b * width..(b + 1) * width`,
 /// the last one cut at the end of the lanes.
 #[derive(Clone, Copy)]
-pub(super) struct Cut<'a> {
-    pub(super) counters: &'a [AtomicU32],
+pub(crate) struct Cut<'a> {
+    pub(crate) counters: &'a [AtomicU32],
     /// As long as `counters`, when given.
-    pub(super) excluded: Option<&'a [u32]>,
-    pub(super) width: usize,
+    pub(crate) excluded: Option<&'a [u32]>,
+    pub(crate) width: usize,
 }
 
 impl<'a> Cut<'a> {
     /// How many lanes there are.
     #[inline(always)]
-    pub(super) fn lanes(&self) -> usize {
+    pub(crate) fn lanes(&self) -> usize {
         self.counters.len()
     }
 
     /// Block `b`'s first lane and its length (`0` past the end).
     #[inline(always)]
-    pub(super) fn span(&self, b: usize) -> (usize, usize) {
+    pub(crate) fn span(&self, b: usize) -> (usize, usize) {
         let n = self.lanes();
         let start = (b * self.width).min(n);
         (start, ((b + 1) * self.width).min(n) - start)
@@ -112,7 +112,7 @@ impl<'a> Cut<'a> {
 
     /// Block `b`'s first lane, and its counters and exclusions.
     #[inline(always)]
-    pub(super) fn block(&self, b: usize) -> (usize, &'a [AtomicU32], Option<&'a [u32]>) {
+    pub(crate) fn block(&self, b: usize) -> (usize, &'a [AtomicU32], Option<&'a [u32]>) {
         let (start, len) = self.span(b);
         let end = start + len;
         (
@@ -158,41 +158,5 @@ pub(super) fn in_blocks(
     Drawn {
         lane: Err(ties),
         empty,
-    }
-}
-
-/// Up to `N` blocks, each with its ties, in the order pushed, unless more
-/// were pushed: what a summarised pick counted, to draw one tie among them.
-pub(super) struct Tied<const N: usize> {
-    blocks: [(u32, u32); N],
-    len: usize,
-}
-
-impl<const N: usize> Default for Tied<N> {
-    fn default() -> Self {
-        Self {
-            blocks: [(0, 0); N],
-            len: 0,
-        }
-    }
-}
-
-impl<const N: usize> Tied<N> {
-    /// Adds block `b` holding `ties`.
-    pub(super) fn push(&mut self, b: usize, ties: u32) {
-        if let Some(slot) = self.blocks.get_mut(self.len) {
-            *slot = (b as u32, ties);
-        }
-        self.len += 1;
-    }
-
-    /// Whether `N` blocks were pushed: one more would not fit.
-    pub(super) fn is_full(&self) -> bool {
-        self.len >= N
-    }
-
-    /// Every block pushed, if they all fit.
-    pub(super) fn blocks(&self) -> Option<&[(u32, u32)]> {
-        self.blocks.get(..self.len)
     }
 }

@@ -4,12 +4,47 @@ use super::backend::Backend;
 use super::credit::Credit;
 use super::dispatch;
 use super::draw::{self, Cut, FEW_LANES, SAMPLES, SMALL_LANES, draw_among, sample};
-use super::outcome::{Drawn, FewAt, Least, MinTies};
+use super::outcome::{Drawn, FewAt, Least, MinTies, Range};
 use super::scalar;
 use super::simd;
 use super::vector::{Op, Vector};
 use super::weighting::Weighting;
 use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
+/// A kernel operation: a struct of its arguments, and its two bodies, the
+/// scalar specification and the vector algorithm over any backend's
+/// primitives (`Op`), each always inlined into the backend's entry.
+macro_rules! op {
+    (
+        $(#[$sdoc:meta])*
+        $name:ident $(<$d:ident: $bound:path>)? { $($field:ident: $ty:ty),* $(,)? } -> $out:ty;
+        $(#[$doc:meta])*
+        scalar($s:ident) $scalar:block
+        vector($vs:ident, $v:ident) $vector:block
+    ) => {
+        $(#[$sdoc])*
+        struct $name<'a $(, $d)?> {
+            $($field: $ty),*
+        }
+
+        impl<$($d: $bound)?> Op for $name<'_ $(, $d)?> {
+            type Out = $out;
+
+            $(#[$doc])*
+            #[inline(always)]
+            fn scalar(self) -> $out {
+                let $s = self;
+                $scalar
+            }
+
+            #[inline(always)]
+            fn vector<V: Vector>(self, $v: V) -> $out {
+                let $vs = self;
+                $vector
+            }
+        }
+    };
+}
 
 /// A [`Backend`] this CPU runs: checked once when made, so that a scan through it
 /// dispatches on the backend alone, with no feature test.
@@ -54,16 +89,28 @@ impl Kernel {
         self.run(MinTiesOp { counters, excluded })
     }
 
+    /// See [`super::range`]; `None` scans every lane.
+    #[inline]
+    pub(crate) fn range(self, counters: &[AtomicU32], excluded: Option<&[u32]>) -> Range {
+        self.run(RangeOp { counters, excluded })
+    }
+
+    /// The least of `counters` (`u32::MAX` for none): one pass, no tie count.
+    #[inline(always)]
+    pub(crate) fn least_of(self, counters: &[AtomicU32]) -> u32 {
+        self.run(LeastOfOp { counters })
+    }
+
     /// Where the counters equal to `target` lie, if at most
     /// [`FewAt::MAX`] do: one pass, which stops when more are found.
     #[inline]
-    pub(super) fn few_at(self, counters: &[AtomicU32], target: u32) -> FewAt {
+    pub(crate) fn few_at(self, counters: &[AtomicU32], target: u32) -> FewAt {
         self.run(FewAtOp { counters, target })
     }
 
     /// How many lanes have the effective value `target`: one pass, no minimum.
     #[inline]
-    pub(super) fn count(self, counters: &[AtomicU32], excluded: Option<&[u32]>, target: u32) -> u32 {
+    pub(crate) fn count(self, counters: &[AtomicU32], excluded: Option<&[u32]>, target: u32) -> u32 {
         self.run(CountOp {
             counters,
             excluded,
@@ -76,7 +123,7 @@ impl Kernel {
     /// block holding the drawn lane, in one call to the backend (see
     /// [`Drawn`]).
     #[inline]
-    pub(super) fn draw_in_blocks(
+    pub(crate) fn draw_in_blocks(
         self,
         cut: Cut<'_>,
         blocks: &[u32],
@@ -93,7 +140,7 @@ impl Kernel {
 
     /// See [`super::nth_tie`]; `None` scans every lane.
     #[inline]
-    pub(super) fn nth_tie(
+    pub(crate) fn nth_tie(
         self,
         counters: &[AtomicU32],
         excluded: Option<&[u32]>,
@@ -169,26 +216,17 @@ impl Kernel {
     }
 }
 
-/// [`super::least_credited`] over more than [`FEW_LANES`] lanes.
-struct LeastCreditedOp<'a, D> {
-    counters: &'a [AtomicU32],
-    excluded: Option<&'a [u32]>,
-    credit: Credit<'a>,
-    draw: D,
-}
-
-impl<D: FnMut(u32) -> u32> Op for LeastCreditedOp<'_, D> {
-    type Out = Least;
-
+op! {
+    /// [`super::least_credited`] over more than [`FEW_LANES`] lanes.
+    LeastCreditedOp<D: FnMut(u32) -> u32> { counters: &'a [AtomicU32], excluded: Option<&'a [u32]>, credit: Credit<'a>, draw: D } -> Least;
     /// [`LeastOp::scalar`] over the cost keys.
-    #[inline(always)]
-    fn scalar(self) -> Least {
+    scalar(op) {
         let LeastCreditedOp {
             counters,
             excluded,
             credit: c,
             draw,
-        } = self;
+        } = op;
         let n = lanes(counters, excluded).min(c.lanes());
         if n <= SMALL_LANES {
             return scalar::least_small_credited(counters, excluded, c, draw);
@@ -205,20 +243,16 @@ impl<D: FnMut(u32) -> u32> Op for LeastCreditedOp<'_, D> {
             draw,
         )
     }
-
-    #[inline(always)]
-    fn vector<V: Vector>(self, v: V) -> Least {
-        simd::least_credited(v, self.counters, self.excluded, self.credit, self.draw)
-    }
+    vector(op, v) { simd::least_credited(v, op.counters, op.excluded, op.credit, op.draw) }
 }
 
-/// The scans of the weighted summarised pick (`scan::scored`): over one block's
+/// The scans of the weighted summarised pick (`bounds::least_scored`): over one block's
 /// lanes, their scores under a [`Weighting`].
 impl Kernel {
     /// The least score of every lane of `counters` (no exclusion: the bound of
     /// a block is over its raw counters).
     #[inline]
-    pub(super) fn min_scored(self, counters: &[AtomicU32], w: Weighting<'_>) -> u32 {
+    pub(crate) fn min_scored(self, counters: &[AtomicU32], w: Weighting<'_>) -> u32 {
         self.run(ScoredOp {
             counters,
             excluded: None,
@@ -229,7 +263,7 @@ impl Kernel {
 
     /// How many lanes score `target`.
     #[inline]
-    pub(super) fn count_scored(
+    pub(crate) fn count_scored(
         self,
         counters: &[AtomicU32],
         excluded: Option<&[u32]>,
@@ -246,7 +280,7 @@ impl Kernel {
 
     /// The `k`-th lane scoring `target`, or `Err` with how many do.
     #[inline]
-    pub(super) fn nth_scored(
+    pub(crate) fn nth_scored(
         self,
         counters: &[AtomicU32],
         excluded: Option<&[u32]>,
@@ -264,39 +298,28 @@ impl Kernel {
     }
 }
 
-/// The least score of the lanes, or with `count`, how many score that.
-struct ScoredOp<'a> {
-    counters: &'a [AtomicU32],
-    excluded: Option<&'a [u32]>,
-    w: Weighting<'a>,
-    count: Option<u32>,
-}
-
-impl Op for ScoredOp<'_> {
-    type Out = u32;
-
-    #[inline(always)]
-    fn scalar(self) -> u32 {
+op! {
+    /// The least score of the lanes, or with `count`, how many score that.
+    ScoredOp { counters: &'a [AtomicU32], excluded: Option<&'a [u32]>, w: Weighting<'a>, count: Option<u32> } -> u32;
+    scalar(op) {
         let ScoredOp {
             counters,
             excluded,
             w,
             count,
-        } = self;
+        } = op;
         match count {
             None => scalar::min_ties_weighted(counters, excluded, w).min,
             Some(target) => scalar::count_weighted(counters, excluded, w, target),
         }
     }
-
-    #[inline(always)]
-    fn vector<V: Vector>(self, v: V) -> u32 {
+    vector(op, v) {
         let ScoredOp {
             counters,
             excluded,
             w,
             count,
-        } = self;
+        } = op;
         match count {
             None => simd::min_scored(v, counters, w),
             Some(target) => simd::count_scored(v, counters, excluded, w, target),
@@ -304,26 +327,10 @@ impl Op for ScoredOp<'_> {
     }
 }
 
-struct NthScoredOp<'a> {
-    counters: &'a [AtomicU32],
-    excluded: Option<&'a [u32]>,
-    w: Weighting<'a>,
-    target: u32,
-    k: u32,
-}
-
-impl Op for NthScoredOp<'_> {
-    type Out = Result<usize, u32>;
-
-    #[inline(always)]
-    fn scalar(self) -> Self::Out {
-        scalar::nth_tie_weighted(self.counters, self.excluded, self.w, self.target, self.k)
-    }
-
-    #[inline(always)]
-    fn vector<V: Vector>(self, v: V) -> Self::Out {
-        simd::nth_scored(v, self.counters, self.excluded, self.w, self.target, self.k)
-    }
+op! {
+    NthScoredOp { counters: &'a [AtomicU32], excluded: Option<&'a [u32]>, w: Weighting<'a>, target: u32, k: u32 } -> Result<usize, u32>;
+    scalar(op) { scalar::nth_tie_weighted(op.counters, op.excluded, op.w, op.target, op.k) }
+    vector(op, v) { simd::nth_scored(v, op.counters, op.excluded, op.w, op.target, op.k) }
 }
 
 /// How many lanes a scan of `counters` with `excluded` has.
@@ -340,103 +347,52 @@ impl From<Backend> for Kernel {
     }
 }
 
-struct MinTiesOp<'a> {
-    counters: &'a [AtomicU32],
-    excluded: Option<&'a [u32]>,
+op! {
+    MinTiesOp { counters: &'a [AtomicU32], excluded: Option<&'a [u32]> } -> MinTies;
+    scalar(op) { scalar::min_ties(op.counters, op.excluded) }
+    vector(op, v) { simd::min_ties(v, op.counters, op.excluded) }
 }
 
-impl Op for MinTiesOp<'_> {
-    type Out = MinTies;
-
-    #[inline(always)]
-    fn scalar(self) -> MinTies {
-        scalar::min_ties(self.counters, self.excluded)
-    }
-
-    #[inline(always)]
-    fn vector<V: Vector>(self, v: V) -> MinTies {
-        simd::min_ties(v, self.counters, self.excluded)
-    }
+op! {
+    RangeOp { counters: &'a [AtomicU32], excluded: Option<&'a [u32]> } -> Range;
+    scalar(op) { scalar::range(op.counters, op.excluded) }
+    vector(op, v) { simd::range(v, op.counters, op.excluded) }
 }
 
-struct FewAtOp<'a> {
-    counters: &'a [AtomicU32],
-    target: u32,
+op! {
+    /// [`Kernel::least_of`] as a kernel operation.
+    LeastOfOp { counters: &'a [AtomicU32] } -> u32;
+    scalar(op) { scalar::min_ties(op.counters, None).min }
+    vector(op, v) { simd::min(&super::vector::Lanes::all(v, op.counters)) }
 }
 
-impl Op for FewAtOp<'_> {
-    type Out = FewAt;
-
-    #[inline(always)]
-    fn scalar(self) -> FewAt {
-        scalar::few_at(self.counters, self.target)
-    }
-
-    #[inline(always)]
-    fn vector<V: Vector>(self, v: V) -> FewAt {
-        simd::few_at(v, self.counters, self.target)
-    }
+op! {
+    FewAtOp { counters: &'a [AtomicU32], target: u32 } -> FewAt;
+    scalar(op) { scalar::few_at(op.counters, op.target) }
+    vector(op, v) { simd::few_at(v, op.counters, op.target) }
 }
 
-struct CountOp<'a> {
-    counters: &'a [AtomicU32],
-    excluded: Option<&'a [u32]>,
-    target: u32,
+op! {
+    CountOp { counters: &'a [AtomicU32], excluded: Option<&'a [u32]>, target: u32 } -> u32;
+    scalar(op) { scalar::count(op.counters, op.excluded, op.target) }
+    vector(op, v) { simd::count_of(v, op.counters, op.excluded, op.target) }
 }
 
-impl Op for CountOp<'_> {
-    type Out = u32;
-
-    #[inline(always)]
-    fn scalar(self) -> u32 {
-        scalar::count(self.counters, self.excluded, self.target)
-    }
-
-    #[inline(always)]
-    fn vector<V: Vector>(self, v: V) -> u32 {
-        simd::count_of(v, self.counters, self.excluded, self.target)
-    }
+op! {
+    NthTieOp { counters: &'a [AtomicU32], excluded: Option<&'a [u32]>, min: u32, k: u32 } -> Result<usize, u32>;
+    scalar(op) { scalar::nth_tie(op.counters, op.excluded, op.min, op.k) }
+    vector(op, v) { simd::nth_tie(v, op.counters, op.excluded, op.min, op.k) }
 }
 
-struct NthTieOp<'a> {
-    counters: &'a [AtomicU32],
-    excluded: Option<&'a [u32]>,
-    min: u32,
-    k: u32,
-}
-
-impl Op for NthTieOp<'_> {
-    type Out = Result<usize, u32>;
-
-    #[inline(always)]
-    fn scalar(self) -> Self::Out {
-        scalar::nth_tie(self.counters, self.excluded, self.min, self.k)
-    }
-
-    #[inline(always)]
-    fn vector<V: Vector>(self, v: V) -> Self::Out {
-        simd::nth_tie(v, self.counters, self.excluded, self.min, self.k)
-    }
-}
-
-struct DrawInBlocksOp<'a, D> {
-    cut: Cut<'a>,
-    blocks: &'a [u32],
-    target: u32,
-    draw: D,
-}
-
-impl<D: FnOnce(u32) -> u32> Op for DrawInBlocksOp<'_, D> {
-    type Out = Drawn;
-
-    #[inline(always)]
-    fn scalar(self) -> Drawn {
+op! {
+    DrawInBlocksOp<D: FnOnce(u32) -> u32> { cut: Cut<'a>, blocks: &'a [u32], target: u32, draw: D } -> Drawn;
+    scalar(op) {
         let DrawInBlocksOp {
             cut,
             blocks,
             target,
             draw,
-        } = self;
+        } = op;
         draw::in_blocks(
             blocks,
             |b| {
@@ -450,34 +406,22 @@ impl<D: FnOnce(u32) -> u32> Op for DrawInBlocksOp<'_, D> {
             draw,
         )
     }
-
-    #[inline(always)]
-    fn vector<V: Vector>(self, v: V) -> Drawn {
-        simd::draw_in_blocks(v, self.cut, self.blocks, self.target, self.draw)
-    }
+    vector(op, v) { simd::draw_in_blocks(v, op.cut, op.blocks, op.target, op.draw) }
 }
 
-/// [`super::least`] over more than [`FEW_LANES`] lanes.
-struct LeastOp<'a, D> {
-    counters: &'a [AtomicU32],
-    excluded: Option<&'a [u32]>,
-    draw: D,
-}
-
-impl<D: FnMut(u32) -> u32> Op for LeastOp<'_, D> {
-    type Out = Least;
-
+op! {
+    /// [`super::least`] over more than [`FEW_LANES`] lanes.
+    LeastOp<D: FnMut(u32) -> u32> { counters: &'a [AtomicU32], excluded: Option<&'a [u32]>, draw: D } -> Least;
     /// The path is decided by the length alone, as in `simd::least`: one pass and one
     /// try up to `SMALL_LANES` lanes, else up to `SAMPLES` tries, then the count.
     /// Another path would make other draws than the vector backends, and so pick
     /// another lane for the same draws.
-    #[inline(always)]
-    fn scalar(self) -> Least {
+    scalar(op) {
         let LeastOp {
             counters,
             excluded,
             draw,
-        } = self;
+        } = op;
         let n = lanes(counters, excluded);
         if n <= SMALL_LANES {
             return scalar::least_small(counters, excluded, draw);
@@ -491,11 +435,7 @@ impl<D: FnMut(u32) -> u32> Op for LeastOp<'_, D> {
             draw,
         )
     }
-
-    #[inline(always)]
-    fn vector<V: Vector>(self, v: V) -> Least {
-        simd::least(v, self.counters, self.excluded, self.draw)
-    }
+    vector(op, v) { simd::least(v, op.counters, op.excluded, op.draw) }
 }
 
 /// The scalar [`super::least`] over `n > SMALL_LANES` lanes of effective values
@@ -532,26 +472,17 @@ fn least_long(
     }
 }
 
-/// [`super::least_weighted`] over more than [`FEW_LANES`] lanes.
-struct LeastWeightedOp<'a, D> {
-    counters: &'a [AtomicU32],
-    excluded: Option<&'a [u32]>,
-    weights: Weighting<'a>,
-    draw: D,
-}
-
-impl<D: FnMut(u32) -> u32> Op for LeastWeightedOp<'_, D> {
-    type Out = Least;
-
+op! {
+    /// [`super::least_weighted`] over more than [`FEW_LANES`] lanes.
+    LeastWeightedOp<D: FnMut(u32) -> u32> { counters: &'a [AtomicU32], excluded: Option<&'a [u32]>, weights: Weighting<'a>, draw: D } -> Least;
     /// [`LeastOp::scalar`] over the scores.
-    #[inline(always)]
-    fn scalar(self) -> Least {
+    scalar(op) {
         let LeastWeightedOp {
             counters,
             excluded,
             weights: w,
             draw,
-        } = self;
+        } = op;
         let n = lanes(counters, excluded).min(w.lanes());
         if n <= SMALL_LANES {
             return scalar::least_small_weighted(counters, excluded, w, draw);
@@ -568,9 +499,5 @@ impl<D: FnMut(u32) -> u32> Op for LeastWeightedOp<'_, D> {
             draw,
         )
     }
-
-    #[inline(always)]
-    fn vector<V: Vector>(self, v: V) -> Least {
-        simd::least_weighted(v, self.counters, self.excluded, self.weights, self.draw)
-    }
+    vector(op, v) { simd::least_weighted(v, op.counters, op.excluded, op.weights, op.draw) }
 }

@@ -1,15 +1,9 @@
-//! NEON backend (aarch64): 4 lanes per vector. NEON is part of the base architecture
-//! there, so it is chosen at compile time, with no run-time detection.
-//!
-//! The lane arithmetic is `wide`'s `u32x4`, which compiles to single NEON instructions
-//! here (`umin`, `cmeq`, `orr`, `and`, `sub`). Two things come from `core::arch`
-//! instead: the horizontal minimum and sum, which `wide` 1.7 computes lane by lane on
-//! aarch64 where NEON has one instruction each (`uminv`, `addv`); and the counter
-//! loads, which must be inline `asm!` (see "Soundness of the vector loads" in the
-//! module docs) and so produce a `uint32x4_t`, which `wide` converts for free.
-//!
-//! NEON has no masked load: the last 1-3 lanes of a pass are read with scalar Relaxed
-//! loads, and the missing lanes filled with `u32::MAX` (counters) or 0 (exclusions).
+//! NEON backend (aarch64): 4 lanes per vector, chosen at compile time (NEON
+//! is the base architecture). Lane arithmetic is `wide`'s `u32x4`; the
+//! horizontal minimum and sum and the counter loads come from `core::arch`
+//! and inline `asm!`. NEON has no masked load: the last 1-3 lanes of a pass
+//! are read with scalar Relaxed loads. See [`docs::scan`](crate::docs::scan),
+//! "The NEON backend".
 
 use super::vector::{Op, Vector};
 use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -110,6 +104,11 @@ impl Vector for Neon {
     #[inline(always)]
     fn or(self, a: u32x4, b: u32x4) -> u32x4 {
         a | b
+    }
+
+    #[inline(always)]
+    fn xor(self, a: u32x4, b: u32x4) -> u32x4 {
+        a ^ b
     }
 
     #[inline(always)]

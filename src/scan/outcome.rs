@@ -21,6 +21,29 @@ pub struct MinTies {
     pub ties: u32,
 }
 
+/// The least effective value and the largest candidate counter, read in one
+/// pass ([`range`](super::range)): the span of loads the cost mode's softmax
+/// normalises by.
+///
+/// ```
+/// use std::sync::atomic::AtomicU32;
+/// use workerpick::scan::{self, Backend, Range};
+///
+/// let counters: Vec<AtomicU32> = [3, 1, 9, 4].into_iter().map(AtomicU32::new).collect();
+/// // Lane 2 is not a candidate: its 9 counts for neither end.
+/// let got = scan::range(Backend::detect(), &counters, Some(&[0, 0, u32::MAX, 0]));
+/// assert_eq!(got, Range { min: 1, max: 4 });
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Range {
+    /// The smallest `counters[i] | excluded[i]`, as [`MinTies::min`]: `u32::MAX`
+    /// when there is no lane, or every lane is excluded (or holds `u32::MAX`).
+    pub min: u32,
+    /// The largest `counters[i]` over the lanes with `excluded[i] == 0`
+    /// (exactly: `!min(!counters[i] | excluded[i])`); 0 when there is none.
+    pub max: u32,
+}
+
 /// The outcome of [`least`](super::least).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]

@@ -4,7 +4,7 @@
 
 use super::credit::Credit;
 use super::draw::{FEW_LANES, SMALL_LANES, drawn_lane, sample};
-use super::outcome::{FewAt, Least, MinTies};
+use super::outcome::{FewAt, Least, MinTies, Range};
 use super::weighting::{Weighting, score};
 use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
@@ -52,6 +52,30 @@ macro_rules! with_value {
 #[inline]
 pub(super) fn min_ties(counters: &[AtomicU32], excluded: Option<&[u32]>) -> MinTies {
     with_values!(counters, excluded, |values| min_ties_of(values))
+}
+
+/// See [`super::range`]: the least effective value, and the least complemented
+/// one (`!c | e`, which excludes a lane just as `c | e` does), complemented back.
+#[inline]
+pub(super) fn range(counters: &[AtomicU32], excluded: Option<&[u32]>) -> Range {
+    let (mut lo, mut inv) = (u32::MAX, u32::MAX);
+    match excluded {
+        None => {
+            for c in counters {
+                let c = c.load(Relaxed);
+                lo = lo.min(c);
+                inv = inv.min(!c);
+            }
+        }
+        Some(e) => {
+            for (c, &e) in counters.iter().zip(e) {
+                let c = c.load(Relaxed);
+                lo = lo.min(c | e);
+                inv = inv.min(!c | e);
+            }
+        }
+    }
+    Range { min: lo, max: !inv }
 }
 
 /// Where the counters equal to `target` lie, up to [`FewAt::MAX`] of them.

@@ -10,7 +10,7 @@
 //! exclusion array (`ALL`) reads the counters alone: half the loads.
 
 use super::draw::{Cut, SAMPLES, SMALL_LANES, draw_among, drawn_lane, in_blocks, sample};
-use super::outcome::{Drawn, FewAt, Least, MinTies};
+use super::outcome::{Drawn, FewAt, Least, MinTies, Range};
 use super::credit::Credit;
 use super::vector::{Credited, Lanes, Source, Vector, Weighted, with_lanes};
 use super::weighting::Weighting;
@@ -26,6 +26,48 @@ pub(super) fn min_ties<V: Vector>(v: V, counters: &[AtomicU32], excluded: Option
             ties: count(&l, min),
         }
     })
+}
+
+/// See [`super::range`]: one pass, two chains of minimums per vector (the values
+/// and their complements), so each lane is loaded once.
+#[inline(always)]
+pub(super) fn range<V: Vector>(v: V, counters: &[AtomicU32], excluded: Option<&[u32]>) -> Range {
+    with_lanes!(v, counters, excluded, |l| range_of(&l))
+}
+
+#[inline(always)]
+fn range_of<V: Vector, const ALL: bool>(l: &Lanes<V, ALL>) -> Range {
+    let (s, step) = (l.v, 4 * V::LANES);
+    let mut lo = [s.splat(u32::MAX); 4];
+    let mut inv = lo;
+    let mut i = 0;
+    while i + step <= l.n {
+        // SAFETY: i + step <= n.
+        let (a, b) = unsafe { l.get4_both(i) };
+        for j in 0..4 {
+            lo[j] = s.min(lo[j], a[j]);
+            inv[j] = s.min(inv[j], b[j]);
+        }
+        i += step;
+    }
+    while i + V::LANES <= l.n {
+        // SAFETY: i + LANES <= n.
+        let (a, b) = unsafe { l.get_both(i) };
+        lo[0] = s.min(lo[0], a);
+        inv[0] = s.min(inv[0], b);
+        i += V::LANES;
+    }
+    if i < l.n {
+        // SAFETY: i < n < i + LANES.
+        let (a, b) = unsafe { l.tail_both(i) };
+        lo[1] = s.min(lo[1], a);
+        inv[1] = s.min(inv[1], b);
+    }
+    let hmin = |m: [V::V; 4]| s.hmin(s.min(s.min(m[0], m[1]), s.min(m[2], m[3])));
+    Range {
+        min: hmin(lo),
+        max: !hmin(inv),
+    }
 }
 
 /// See `Kernel::few_at`: one pass that notes the lanes equal to `target`,

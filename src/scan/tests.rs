@@ -14,6 +14,7 @@ use proptest::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 mod credited;
+mod range;
 mod weighted;
 
 const ALL: [Backend; 4] = [Backend::Scalar, Backend::Avx2, Backend::Avx512, Backend::Neon];
@@ -110,6 +111,10 @@ impl Vector for Portable {
 
     fn or(self, a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
         core::array::from_fn(|j| a[j] | b[j])
+    }
+
+    fn xor(self, a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
+        core::array::from_fn(|j| a[j] ^ b[j])
     }
 
     fn min(self, a: [u32; 4], b: [u32; 4]) -> [u32; 4] {

@@ -66,6 +66,8 @@ pub(super) trait Vector: Copy {
     fn splat(self, x: u32) -> Self::V;
     /// Lane-wise `a | b`.
     fn or(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Lane-wise `a ^ b`.
+    fn xor(self, a: Self::V, b: Self::V) -> Self::V;
     /// Lane-wise unsigned minimum.
     fn min(self, a: Self::V, b: Self::V) -> Self::V;
     /// The smallest lane.
@@ -157,6 +159,82 @@ impl<V: Vector> Lanes<V, false> {
             c: counters.as_ptr(),
             e: excluded.as_ptr(),
             n: counters.len().min(excluded.len()),
+        }
+    }
+}
+
+impl<V: Vector, const ALL: bool> Lanes<V, ALL> {
+    /// The effective values of lanes `i..i + 4 * LANES` (`c | e`) and their
+    /// complemented values (`!c | e`: a candidate's counter inverted, an excluded
+    /// lane still `u32::MAX`), from one load of each vector.
+    ///
+    /// # Safety
+    /// `i + 4 * V::LANES <= self.n`.
+    #[inline(always)]
+    pub(super) unsafe fn get4_both(&self, i: usize) -> ([V::V; 4], [V::V; 4]) {
+        let (s, ones) = (self.v, self.v.splat(u32::MAX));
+        // SAFETY: lanes i..i + 4 * LANES are in bounds (the caller's promise and the
+        // invariant). Written out, not `array::from_fn` (see `Credited::get4`).
+        unsafe {
+            let [a, b, c, d] = self.v.load4(self.c.add(i));
+            let inv = [s.xor(a, ones), s.xor(b, ones), s.xor(c, ones), s.xor(d, ones)];
+            if ALL {
+                return ([a, b, c, d], inv);
+            }
+            let e = self.e.add(i);
+            let [ea, eb, ec, ed] = [
+                s.load_plain(e),
+                s.load_plain(e.add(V::LANES)),
+                s.load_plain(e.add(2 * V::LANES)),
+                s.load_plain(e.add(3 * V::LANES)),
+            ];
+            (
+                [s.or(a, ea), s.or(b, eb), s.or(c, ec), s.or(d, ed)],
+                [s.or(inv[0], ea), s.or(inv[1], eb), s.or(inv[2], ec), s.or(inv[3], ed)],
+            )
+        }
+    }
+
+    /// [`get4_both`](Self::get4_both) for lanes `i..i + LANES`.
+    ///
+    /// # Safety
+    /// `i + V::LANES <= self.n`.
+    #[inline(always)]
+    pub(super) unsafe fn get_both(&self, i: usize) -> (V::V, V::V) {
+        let s = self.v;
+        // SAFETY: lanes i..i + LANES are in bounds (the caller's promise and the
+        // invariant).
+        unsafe {
+            let c = s.load(self.c.add(i));
+            let inv = s.xor(c, s.splat(u32::MAX));
+            if ALL {
+                return (c, inv);
+            }
+            let e = s.load_plain(self.e.add(i));
+            (s.or(c, e), s.or(inv, e))
+        }
+    }
+
+    /// [`get4_both`](Self::get4_both) for lanes `i..n` (fewer than `LANES`), both
+    /// `u32::MAX` in the lanes past `n`.
+    ///
+    /// # Safety
+    /// `i < self.n < i + V::LANES`.
+    #[inline(always)]
+    pub(super) unsafe fn tail_both(&self, i: usize) -> (V::V, V::V) {
+        let (s, len) = (self.v, self.n - i);
+        // SAFETY: lanes i..n are in bounds (the caller's promise and the invariant);
+        // the tail loads do not access the lanes past them, and PAST_END has at least
+        // LANES > len entries.
+        unsafe {
+            let c = s.load_tail(self.c.add(i), len);
+            let past = s.load_plain_fill(PAST_END.as_ptr(), len, u32::MAX);
+            let inv = s.or(s.xor(c, s.splat(u32::MAX)), past);
+            if ALL {
+                return (c, inv);
+            }
+            let e = s.load_plain_tail(self.e.add(i), len);
+            (s.or(c, e), s.or(inv, e))
         }
     }
 }

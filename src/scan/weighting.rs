@@ -1,19 +1,8 @@
-//! What the weighted least-loaded scan compares: a score per lane, one `u32`, whose
-//! order is the order of the lanes' load per unit of capacity.
-//!
-//! A caller with capacities `c_i` and `L` their least common multiple gives lane `i`
-//! the factor `scale[i] = L / c_i`: then `(load + add) * scale[i]` is
-//! `L * (load + add) / c_i`, so equal ratios score equally and the order is exact,
-//! with one multiply per lane. For every score to fit 32 bits the value is clamped
-//! to one bound for all lanes, `limit`, with `(limit + add) * max(scale) <= u32::MAX`.
-//! A clamped lane then scores `(limit + add) * scale[i]`, less than its true score
-//! but at least `(limit + add) * min(scale)`: a least score below that bound was
-//! computed without clamping, and so is exact; the caller handles the others (with
-//! an exact path of its own).
-//!
-//! One bound for all lanes, not one per lane: a per-lane bound is a third array to
-//! load beside the counters and the factors, and a third of the weighted scan's
-//! loads (measured: see `BENCHMARKS.md`, "Heterogeneous fleets").
+//! What the weighted least-loaded scan compares: a score per lane, one `u32`,
+//! `(min(x, limit) + add) · scale[i]` with `scale[i] = L / c_i`, whose order
+//! is the lanes' load per unit of capacity. A least score below the clamp's
+//! bound is exact; the caller handles the others on an exact path. Why one
+//! clamp for all lanes: [`docs::scan`](crate::docs::scan), "The weighted scan".
 
 /// How [`least_weighted`](super::least_weighted) scores each lane: the factors of its
 /// lanes, the bound on the values, and the request's weight.
@@ -74,6 +63,6 @@ impl Weighting<'_> {
 /// `limit`, for a request of weight `add` (see [`Weighting`]): the specification
 /// every backend computes, lane for lane.
 #[inline(always)]
-pub(super) fn score(x: u32, scale: u32, limit: u32, add: u32) -> u32 {
+pub(crate) fn score(x: u32, scale: u32, limit: u32, add: u32) -> u32 {
     x.min(limit).wrapping_add(add).wrapping_mul(scale)
 }

@@ -3,8 +3,7 @@ use crate::affinity::ring::Ring;
 use crate::candidates::{Candidates, still_eligible};
 use crate::context::{Context, Intent, Slot};
 use crate::error::Error;
-use crate::selector::{Choice, Selector};
-use crate::selectors::{Builtin, Configure};
+use crate::selectors::{Builtin, Choice, Configure, Selector};
 use crate::sync::atomic::Ordering::Relaxed;
 use core::cell::Cell;
 
@@ -42,8 +41,8 @@ const REFRESH: u32 = 8;
 /// with nothing in flight fits any bound, so a key whose worker is idle
 /// needs no total. In pools of 64 candidates or more, unmasked picks that
 /// need one read a total cached on the ring, which each pick retires with
-/// probability `8/n`; see [`docs::design`](crate::docs::design) for why and
-/// how stale it can be.
+/// probability `8/n`; see [`docs::affinity`](crate::docs::affinity) for why
+/// and how stale it can be.
 ///
 /// ```
 /// use workerpick::{Affinity, Pool, Request};
@@ -168,7 +167,7 @@ fn each<'a>(cx: &Context<'a>) -> impl Iterator<Item = Slot<'a>> {
 
 /// The healthy candidates' load and capacity units, summed now.
 fn scan(cx: &Context<'_>) -> (u64, u64) {
-    let (marks, weighted) = (cx.reports.health.any(), cx.set.weights.is_some());
+    let (marks, weighted) = (cx.health_any(), cx.set.weights.is_some());
     if !marks && !weighted {
         // The common case: every candidate counts, each for one unit. The
         // whole of a dense set is its first counters: a plain loop over them.
@@ -199,7 +198,7 @@ impl Affinity {
         let len = ring.len();
         let mut i = start;
         let mut last = u32::MAX;
-        let marks = cx.reports.health.any();
+        let marks = cx.health_any();
         let (mut bound, mut of) = (None, Some(of));
         // Each entry once at most: a full turn visits every candidate.
         for _ in 0..len {
@@ -264,7 +263,7 @@ impl Selector for Affinity {
         // The common case, ahead of the walk's set-up: unmasked, no worker
         // marked unhealthy, and the key's first worker (a candidate: the
         // ring is built over them) idle, which fits any bound.
-        if !cx.is_masked() && !cx.reports.health.any() {
+        if !cx.is_masked() && !cx.health_any() {
             let slot = Slot::new(ring.owner(start));
             let load = cx.load(slot);
             if load == 0 {

@@ -1,9 +1,9 @@
 use crate::device::DeviceKind;
 use crate::error::Error;
-use crate::context::{Context, Minimum, Slot};
-use crate::selector::{Choice, Selector};
+use crate::context::{Context, Slot};
+use crate::selectors::least_loaded::Minimum;
+use crate::selectors::{Builtin, Choice, Configure, Selector};
 use crate::scan::{self, Least};
-use crate::selectors::{Builtin, Configure};
 use crate::snapshot::KindLanes;
 use crate::sync::atomic::Ordering;
 
@@ -154,7 +154,7 @@ impl DeviceAware {
         let allowed = acc_total.saturating_mul(cpu_count) / (u64::from(self.cpu_ratio) * acc_count);
         let kind = if cpu_total < allowed { DeviceKind::Cpu } else { DeviceKind::Accelerator };
         let lanes = &kinds.lanes[KindLanes::of(kind)];
-        let backend = cx.backend;
+        let backend = cx.backend();
         for _ in 0..4 {
             match scan::least(backend, counters, Some(lanes), |m| cx.rng.below(m)) {
                 Least::Found { index, min } => return Some(Choice::validated(Slot::new(index as u32), min)),

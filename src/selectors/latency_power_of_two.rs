@@ -1,7 +1,6 @@
 use crate::context::{Context, Slot};
-use crate::latency::cost;
-use crate::selector::{Choice, Selector};
-use crate::selectors::{Builtin, Configure};
+use crate::load::latency::cost;
+use crate::selectors::{Builtin, Choice, Configure, Selector};
 
 /// Power of two choices by latency: two distinct uniform candidates, the
 /// smaller `estimate × (load + 1)` wins (the first on a tie), where the

@@ -1,19 +1,17 @@
-//! The built-in modes, and the one list that declares them.
-//!
-//! A new built-in is its own file here (the type, its `Selector` impl, its
-//! `Configure` impl) plus one line in [`builtins!`]. The list feeds every
-//! place that must know all built-ins: the modules and re-exports below (and
-//! the crate root's, through [`reexport!`]), the
-//! [`Builtin`] dispatch enum, the devirtualising match of the pick path, and
-//! [`Mode`](crate::Mode) with its names, aliases and parameters (and through
-//! it the registry).
+//! The plug-in point, [`Selector`], which built-ins and custom policies
+//! implement alike; its answer, [`Choice`]; the built-in modes and the one
+//! list that declares them ([`builtins!`]). The trait lives beside the list
+//! because its hidden hook names the built-ins. A new built-in is its own
+//! file here plus one entry in the list, which feeds the modules, the
+//! re-exports, the [`Builtin`] dispatch enum, [`Mode`](crate::Mode) and the
+//! registry. See [`docs::design`](crate::docs::design), "The mode list".
 
+mod choice;
+
+pub use choice::Choice;
+
+use crate::context::Context;
 use crate::error::Error;
-use crate::selector::Selector;
-
-/// Device-aware's per-request input: the cache hits a [`Context`](crate::Context)
-/// reports per candidate.
-pub(crate) mod cache_hits;
 
 /// The cost mode's validated knobs, which a `Request` can carry too.
 pub(crate) mod tuning;
@@ -44,6 +42,8 @@ macro_rules! builtins {
             LatencyPowerOfTwo(latency_power_of_two) "latency-power-of-two" | "latency-p2c" | "peak-ewma" | "peak-ewma-p2c";
             /// [`LatencyLeastLoaded`](crate::LatencyLeastLoaded): the minimum latency × load.
             LatencyLeastLoaded(latency_least_loaded) "latency-least-loaded" | "peak-ewma-least-loaded";
+            /// [`ReplicaLeastLoaded`](crate::ReplicaLeastLoaded): own bookings over peers' stale reports.
+            ReplicaLeastLoaded(replica_least_loaded) "replica-least-loaded" | "replica-ll";
         }
     };
 }
@@ -63,7 +63,7 @@ pub(crate) use reexport;
 macro_rules! declare {
     (() $($(#[$doc:meta])* $ty:ident($module:ident) $name:literal $(| $alias:literal)*;)*) => {
         $(
-            mod $module;
+            pub(crate) mod $module;
             pub use $module::$ty;
 
             impl $ty {
@@ -90,6 +90,73 @@ macro_rules! declare {
 builtins!(declare);
 
 pub use tuning::{CreditWeight, Temperature};
+
+/// A selection policy.
+///
+/// `choose` looks at the candidates through a [`Context`] and names one. It is
+/// called with `&self` from many threads at once, so any state it keeps must
+/// be atomic (as [`RoundRobin`](crate::RoundRobin)'s cursor is). The pool does
+/// the booking: when the choice carries the load it compared
+/// ([`Choice::validated`]), a reservation lands only if that load is still
+/// current (compare-and-swap), and otherwise `choose` is asked again, a bounded
+/// number of times.
+///
+/// ```
+/// use workerpick::{Choice, Context, Pool, Selector};
+///
+/// /// Always the first candidate.
+/// struct First;
+/// impl Selector for First {
+///     fn name(&self) -> &str { "first" }
+///     fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
+///         cx.candidate(0).map(Choice::unvalidated)
+///     }
+/// }
+///
+/// let pool = Pool::from_workers([10, 20, 30]).unwrap();
+/// let dynamic: &dyn Selector = &First;
+/// assert_eq!(pool.select(dynamic).unwrap(), 10);
+/// ```
+pub trait Selector: Send + Sync {
+    /// The name a [`Registry`](crate::Registry) knows it by.
+    fn name(&self) -> &str;
+
+    /// Picks one candidate, or `None` if it finds none acceptable.
+    fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>>;
+
+    /// The built-in mode behind this selector, if it is one: lets a call
+    /// through `&dyn Selector` take the same inlined path as a direct call.
+    /// Custom selectors keep the default.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn builtin(&self) -> Option<Builtin<'_>> {
+        None
+    }
+}
+
+/// A selector behind a reference or a smart pointer is the selector: the
+/// pointer forwards every call, the hidden hook included, so a boxed or
+/// shared built-in still takes its inlined path.
+macro_rules! forward {
+    ($($pointer:ty),*) => {$(
+        impl<S: Selector + ?Sized> Selector for $pointer {
+            fn name(&self) -> &str {
+                (**self).name()
+            }
+
+            #[inline(always)]
+            fn choose<'a>(&self, cx: &mut Context<'a>) -> Option<Choice<'a>> {
+                (**self).choose(cx)
+            }
+
+            #[inline(always)]
+            fn builtin(&self) -> Option<Builtin<'_>> {
+                (**self).builtin()
+            }
+        }
+    )*};
+}
+forward!(&S, Box<S>, std::sync::Arc<S>);
 
 /// How a built-in is made from its parameters. Parameters are whole numbers,
 /// read by canonical name; which ones a mode takes is part of the mode, so its

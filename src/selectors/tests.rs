@@ -8,7 +8,7 @@ use crate::pool::Pool;
 use crate::request::Request;
 use crate::reservation::Reservation;
 use crate::rng::Rng;
-use crate::selector::{Choice, Selector};
+use crate::selectors::{Choice, Selector};
 use crate::selectors::{LeastLoaded, PowerOfTwo, Random, RoundRobin};
 
 /// Runs one `choose` on `pool`'s current set; returns the chosen worker and
@@ -29,7 +29,7 @@ fn choose<S: Selector>(
         rng,
         intent,
         req,
-        pool.backend,
+        &pool.backend,
     );
     let choice: Option<Choice> = sel.choose(&mut cx);
     let reads = cx.reads.get();

@@ -1,6 +1,6 @@
 use super::{BoxError, OnBodyEnd, Route, Upstreams};
 use crate::pool::Pool;
-use crate::selector::Selector;
+use crate::selectors::Selector;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};

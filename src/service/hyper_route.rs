@@ -1,6 +1,6 @@
 use super::admission::{Admission, Permit};
 use super::{BoxError, Route, RouteBody, error_response};
-use crate::selector::Selector;
+use crate::selectors::Selector;
 use core::cell::RefCell;
 use core::convert::Infallible;
 use core::future::Future;
@@ -17,7 +17,8 @@ use tower_service::Service;
 ///
 /// Make one per connection from a clone of a shared route (one small
 /// allocation per connection); a request then costs no allocation beyond
-/// hyper's and the inner service's. Pick and upstream errors become
+/// hyper's and the inner service's (the module docs list them, "Allocations";
+/// the suite counts 0 of its own). Pick and upstream errors become
 /// responses ([`error_response`]: 503 or 502), so the service never fails
 /// and the connection stays open.
 ///

@@ -70,6 +70,31 @@
 //! # }
 //! ```
 //!
+//! # A fleet that is down: 502, not 503
+//! A pick fails, and [`HyperRoute`] answers 503, only when no worker can be
+//! named: an empty pool, every worker draining, none eligible under the
+//! request's mask. Health marks never empty the candidates. With every worker
+//! marked unhealthy ([`Pool::set_healthy`](crate::Pool::set_healthy)), picks
+//! go on over all of them as if none were marked, by load (Envoy's panic
+//! routing): when every upstream fails at once, the health signal is more
+//! often what is wrong (a burst of errors, a deploy, a shared dependency
+//! blipping) than the whole fleet, and refusing every request would make a
+//! blip an outage. So each request still tries an upstream, and a fleet that
+//! is really down answers 502 (an upstream that cannot be reached; one that
+//! answers passes its own 5xx through), not 503. This is a
+//! choice, not an accident: to shed with 503 instead, count the marks you set
+//! and answer before routing while all are set.
+//!
+//! # Allocations
+//! [`HyperRoute`] and [`Route`] allocate nothing per request of their own
+//! (the suite's `http::hyper_route_allocates_nothing_per_request` counts 0
+//! with a stand-in upstream, `OnBodyEnd`, an [`Admission`] bound and
+//! `X-Forwarded-For`). What does allocate per request: hyper's connection
+//! (parsing) and hyper-util's client ([`Forward`]: its request future and
+//! pool checkout); the request's header map, if it has no room for the
+//! `X-Forwarded-For` line; and an error answer (the boxed error and its
+//! 502/503 message). Cloning a `Route` (one per connection) allocates a handle.
+//!
 //! # Membership
 //! - [`Upstreams`] maps the chosen worker to its inner service. A closure
 //!   `Fn(&W) -> S` works: membership is then the pool's own `insert`/`remove`,

@@ -3,7 +3,7 @@ use crate::error::Error;
 use crate::owned::handle::OwnedHandle;
 use crate::owned::reservation::OwnedReservation;
 use crate::pool::Pool;
-use crate::selector::Selector;
+use crate::selectors::Selector;
 use core::future::Future;
 use core::hash::Hash;
 use core::pin::Pin;

@@ -98,10 +98,12 @@ where
 }
 
 /// The status a routing error answers with: 503 Service Unavailable when no
-/// worker could take the request (an empty pool, none eligible or healthy,
-/// a worker removed under the pick),
+/// worker could take the request (an empty pool, every worker draining, none
+/// eligible under the request's mask, a worker removed under the pick),
 /// 502 Bad Gateway when the chosen upstream failed (refused the connection,
-/// broke the response).
+/// broke the response). Health is not among the 503s: with every worker
+/// marked unhealthy, picks go on over all of them (see the [module
+/// docs](super), "A fleet that is down"), and a dead fleet answers 502.
 ///
 /// ```
 /// use http::StatusCode;

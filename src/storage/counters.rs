@@ -1,21 +1,26 @@
 //! The in-flight counters: one packed `u32` per slot, the array the
 //! least-loaded scan reads, and the arithmetic every booking uses on them.
 
-use super::summary::Summary;
+use super::features::Features;
+use crate::bounds::loads::LoadBounds;
 use crate::error::Error;
-use crate::latency::Latency;
+use crate::load::latency::Latency;
 use crate::sync::AtomicArray;
+#[cfg(loom)]
+use crate::sync::atomic::fence;
 use crate::sync::atomic::{AtomicU32, Ordering};
 
 /// The in-flight counters: one packed, cache-line-aligned array.
 pub(crate) struct Counters {
     cells: AtomicArray,
     /// Per-block lower bounds, for arrays long enough to use them.
-    summary: Option<Summary>,
+    bounds: Option<LoadBounds>,
     /// The latency table, for pools that opted in (`Pool::with_latency`):
     /// kept here, where a pick's context already points, so that a plain
     /// pick loads nothing more.
     latency: Option<Box<Latency>>,
+    /// Which optional signals the pool uses now (unused by a board's cells).
+    pub(crate) features: Features,
 }
 
 impl Counters {
@@ -23,15 +28,16 @@ impl Counters {
     pub(crate) fn new(len: usize) -> Self {
         Self {
             cells: AtomicArray::new(len),
-            summary: Summary::for_lanes(len),
+            bounds: LoadBounds::for_lanes(len),
             latency: None,
+            features: Features::new(),
         }
     }
 
     /// Drops the per-block lower bounds (before the pool is shared): picks
     /// then scan flat, and releases touch only their counter.
-    pub(crate) fn drop_summary(&mut self) {
-        self.summary = None;
+    pub(crate) fn drop_bounds(&mut self) {
+        self.bounds = None;
     }
 
     /// Keeps `table` as the pool's latency table (before the pool is shared).
@@ -47,8 +53,41 @@ impl Counters {
 
     /// The per-block lower bounds, if this array keeps them.
     #[inline(always)]
-    pub(crate) fn summary(&self) -> Option<&Summary> {
-        self.summary.as_ref()
+    pub(crate) fn bounds(&self) -> Option<&LoadBounds> {
+        self.bounds.as_ref()
+    }
+
+    /// The per-block lower bounds, for a pick that reads (and may raise)
+    /// them or those on weighted scores: armed first, once.
+    #[inline(always)]
+    pub(crate) fn bounds_for_pick(&self) -> Option<&LoadBounds> {
+        let bounds = self.bounds.as_ref()?;
+        if self.features.get() & Features::ARMED == 0 {
+            self.features.arm();
+        }
+        Some(bounds)
+    }
+
+    /// `slot`'s counter was just lowered to `now` by a `SeqCst` decrement (a
+    /// release, a report, a free slot reused): its block's bound follows
+    /// ([`LoadBounds::lowered`]), once a pick armed the bounds.
+    #[inline(always)]
+    pub(crate) fn lowered(&self, slot: u32, now: u32) {
+        // Loom models `SeqCst` loads as acquire loads, which would allow what
+        // the C++20 rules for `SeqCst` forbid here; a fence is what it models.
+        #[cfg(loom)]
+        fence(Ordering::SeqCst);
+        if self.features.armed()
+            && let Some(bounds) = &self.bounds
+        {
+            bounds.lowered(slot, now);
+        }
+    }
+
+    /// Every counter of the array.
+    #[inline(always)]
+    pub(crate) fn all(&self) -> &[AtomicU32] {
+        self.cells.prefix(usize::MAX)
     }
 
     /// The counters of slots `0..end` (or fewer, if `end` exceeds the array).

@@ -1,4 +1,5 @@
-//! Which worker owns each slot, and the pins of uncharged reservations: kept
+//! Which worker owns each slot, which of its data-parallel ranks the slot is,
+//! and the pins of uncharged reservations: kept
 //! in chunks allocated as the set grows, published with a Release store that
 //! readers Acquire, and never moved or freed while the pool lives.
 
@@ -7,9 +8,13 @@ use crate::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use crate::sync::{KEY_CHUNK as CHUNK, UnsafeCell};
 use core::ptr::{self, NonNull};
 
-/// Keys and pins for one chunk of slots.
+/// Keys, ranks and pins for one chunk of slots.
 struct KeyChunk<W> {
     keys: Box<[UnsafeCell<Option<W>>]>,
+    /// The rank of the slot within its worker (0 for a worker without ranks).
+    /// Atomic only so that it needs no `unsafe`: it is written, like the
+    /// key, before any reader can reach the slot, and read with Relaxed.
+    ranks: Box<[AtomicU32]>,
     pins: Box<[AtomicU32]>,
 }
 
@@ -49,6 +54,7 @@ impl<W> Keys<W> {
         if self.chunks[i].load(Ordering::Acquire).is_null() {
             let chunk = Box::new(KeyChunk {
                 keys: (0..CHUNK).map(|_| UnsafeCell::new(None)).collect(),
+                ranks: (0..CHUNK).map(|_| AtomicU32::new(0)).collect(),
                 pins: (0..CHUNK).map(|_| AtomicU32::new(0)).collect(),
             });
             // Release pairs with the Acquire load in `chunk`.
@@ -76,16 +82,30 @@ impl<W> Keys<W> {
         })
     }
 
-    /// Assigns `slot` to `key` (or clears it).
+    /// Assigns `slot` to rank `rank` of `key` (or clears it).
     ///
     /// # Safety
     /// Writers only, serialised, and only while no reader can reach `slot`:
     /// it is fresh, or `membership::Writer::reclaim` has shown that no snapshot naming it
     /// is alive and that its counter and pins are zero.
-    pub(crate) unsafe fn set(&self, slot: u32, key: Option<W>) {
-        let cell = &self.chunk(slot).keys[slot as usize % CHUNK];
+    pub(crate) unsafe fn set(&self, slot: u32, key: Option<W>, rank: u32) {
+        let chunk = self.chunk(slot);
+        let cell = &chunk.keys[slot as usize % CHUNK];
         // SAFETY: per this function's contract nothing else accesses the cell.
         cell.with_mut(|p| unsafe { *p = key });
+        // Relaxed: published with the key, by the snapshot that first names
+        // the slot (see `ptr`).
+        chunk.ranks[slot as usize % CHUNK].store(rank, Ordering::Relaxed);
+    }
+
+    /// The rank within its worker of the slot. The caller holds something
+    /// that keeps `slot` from being reassigned, as for [`ptr`](Self::ptr);
+    /// without it the answer may be a later owner's (never undefined).
+    #[inline]
+    pub(crate) fn rank(&self, slot: u32) -> u32 {
+        // Relaxed: the holder of the slot happens-after the writer's `set`
+        // (through the snapshot's publication), as for the key.
+        self.chunk(slot).ranks[slot as usize % CHUNK].load(Ordering::Relaxed)
     }
 
     /// The pin count of `slot`: uncharged reservations that name it.

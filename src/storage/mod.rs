@@ -1,23 +1,15 @@
 //! Storage that outlives every reservation: per-slot in-flight counters
-//! ([`counters`]), the worker key that owns each slot and a pin count for
-//! uncharged reservations ([`keys`]), and the bookings made on them.
-//!
-//! The counters are one contiguous array sized for the pool's worker limit,
-//! allocated zeroed up front (untouched pages cost no memory on Linux) and
-//! never moved or freed while the pool lives. Growing the set therefore never
-//! moves a counter and cannot lose a decrement (the growth hazard of
-//! [`docs::design`](crate::docs::design)), reservations reach their counter
-//! with one index, and the least-loaded scan reads one packed slice. Keys are
-//! kept in chunks allocated as the set grows. Slots are *reused*, never freed;
-//! when a slot may be reused is decided by the writer (see
-//! `membership::Writer::reclaim`).
+//! ([`counters`]), the key that owns each slot and a pin count ([`keys`]),
+//! the pool's feature word ([`features`]), and the bookings made on them.
+//! The counters are one array for the pool's limit, never moved or freed,
+//! so growing the set cannot lose a decrement; slots are reused, never freed
+//! (the writer decides when: `membership::Writer::reclaim`). See
+//! [`docs::sets`](crate::docs::sets).
 
 pub(crate) mod counters;
+pub(crate) mod features;
 pub(crate) mod keys;
 mod phased;
-mod raise;
-pub(crate) mod scores;
-pub(crate) mod summary;
 
 use crate::error::Error;
 use crate::snapshot::padded;
@@ -69,16 +61,16 @@ impl<W> Slots<W> {
     }
 
     /// `slot` was freed (nothing can reach it until it is reused): with a
-    /// summary, its counter is parked at `u32::MAX`, so that a free slot never
+    /// bounds, its counter is parked at `u32::MAX`, so that a free slot never
     /// holds its block's lower bound at 0. Writers only.
     pub(crate) fn freed(&self, slot: u32) {
-        if self.counters.summary().is_some() {
+        if self.counters.bounds().is_some() {
             self.counters.get(slot).store(u32::MAX, Ordering::Relaxed);
         }
     }
 
     /// Slots `old..new` were just allocated (the capacity grew): their
-    /// counters start at 0 like a reused slot's, and with a summary the not
+    /// counters start at 0 like a reused slot's, and with a bounds the not
     /// yet allocated lanes of the last block they reach are parked at
     /// `u32::MAX`, so that the block's bound is the least of its allocated
     /// counters. Writers only, before a snapshot names the new slots.
@@ -86,8 +78,8 @@ impl<W> Slots<W> {
         for slot in old..new {
             self.reused(slot as u32);
         }
-        if let Some(summary) = self.counters.summary() {
-            let end = new.div_ceil(summary.block_lanes()) * summary.block_lanes();
+        if let Some(bounds) = self.counters.bounds() {
+            let end = new.div_ceil(bounds.block_lanes()) * bounds.block_lanes();
             for lane in self.counters.slice(end).iter().skip(new) {
                 lane.store(u32::MAX, Ordering::Relaxed);
             }
@@ -96,14 +88,12 @@ impl<W> Slots<W> {
 
     /// Free `slot` is about to be handed to a new worker: its counter is
     /// back at 0 (parked at `u32::MAX` while free, in a pool that kept a
-    /// summary then), and its block's lower bound with it, before any
+    /// bounds then), and its block's lower bound with it, before any
     /// snapshot names it. Writers only.
     pub(crate) fn reused(&self, slot: u32) {
-        // SeqCst, as a release's decrement (see `Summary::lowered`).
+        // SeqCst, as a release's decrement (see `LoadBounds::lowered`).
         self.counters.get(slot).store(0, Ordering::SeqCst);
-        if let Some(summary) = self.counters.summary() {
-            summary.lowered(slot, 0);
-        }
+        self.counters.lowered(slot, 0);
         if let Some(latency) = self.counters.latency() {
             latency.forget(slot);
         }
@@ -174,15 +164,14 @@ impl<W> Slots<W> {
             self.unpin(booked.slot);
         } else {
             // SeqCst (which includes Release) for the block bounds, see
-            // `Summary::lowered`; on x86-64 the same instruction as Release.
+            // `LoadBounds::lowered`; on x86-64 the same instruction as Release.
             let before = self
                 .counters
                 .get(booked.slot)
                 .fetch_sub(booked.weight, Ordering::SeqCst);
             debug_assert!(before >= booked.weight, "workerpick: in-flight count underflow");
-            if let Some(summary) = self.counters.summary() {
-                summary.lowered(booked.slot, before.wrapping_sub(booked.weight));
-            }
+            self.counters
+                .lowered(booked.slot, before.wrapping_sub(booked.weight));
         }
     }
 }

@@ -25,12 +25,10 @@ impl<W> Slots<W> {
             self.keys.pins(booked.slot).fetch_add(1, Ordering::Relaxed);
         }
         // SeqCst as in `release`: it pairs with `reclaim`'s Acquire load and
-        // orders the block bounds (see `Summary::lowered`).
+        // orders the block bounds (see `LoadBounds::lowered`).
         let before = self.counters.get(booked.slot).fetch_sub(n, Ordering::SeqCst);
         debug_assert!(before >= n, "workerpick: in-flight count underflow");
-        if let Some(summary) = self.counters.summary() {
-            summary.lowered(booked.slot, before.wrapping_sub(n));
-        }
+        self.counters.lowered(booked.slot, before.wrapping_sub(n));
         booked.weight -= n;
         n
     }

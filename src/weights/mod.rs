@@ -1,22 +1,11 @@
 //! Capacity weights as the picks use them: tables built with each snapshot
-//! from the members' effective capacities (their [`capacity`] scaled by slow
-//! start), and nothing when every candidate has the same one, so that an
-//! unweighted pool picks exactly as before, at the same cost.
-//!
-//! | mode | weighted rule | table |
-//! |---|---|---|
-//! | random | P(i) = c_i / Σc, one draw | [`alias`]: Walker's alias method, O(1) |
-//! | round-robin | c_i picks per period of Σc, spread evenly | [`schedule`]: the period as a list |
-//! | power-of-two | the less of (load + r) ÷ c, exact | none: integer cross-multiplication |
-//! | least-loaded | the least (load + r) ÷ c, exact | [`scale`]: per lane L ÷ c_i for the SIMD scan |
-//!
-//! (`r` is the request's weight: the load after booking it, per unit of capacity.)
-//!
-//! [`capacity`]: crate::WorkerInfo::capacity
+//! from the members' effective capacities, and none when all are equal, so
+//! that an unweighted pool picks exactly as before: [`alias`] (random),
+//! [`schedule`] (round-robin), [`scale`] (least-loaded's SIMD factors);
+//! power-of-two needs none. The rules per mode:
+//! [`docs::fleets`](crate::docs::fleets), "Weight tables".
 
 pub(crate) mod alias;
-pub(crate) mod least;
-mod pick;
 pub(crate) mod scale;
 pub(crate) mod schedule;
 
@@ -37,7 +26,7 @@ pub(crate) struct Weights {
     /// common multiple is small enough for them (else the exact scalar path).
     pub(crate) scale: Option<Scale>,
     /// The version under which the writer installed `scale` as the bounds on
-    /// scores' factors (`storage::scores`); 0 when it did not (no factors,
+    /// scores' factors (`bounds::scores`); 0 when it did not (no factors,
     /// or a pool without a summary).
     pub(crate) version: u32,
 }

@@ -1,16 +1,9 @@
-//! The least-loaded scan's view of capacities: per lane `scale = L / c` with
-//! `L` the least common multiple of the capacities, so that a lane's score
-//! `(load + r) · scale = L · (load + r) / c` orders lanes exactly as
-//! `(load + r) / c` does, ties included, in one `u32` multiply per lane.
-//!
-//! A score must fit 32 bits: every lane's load is clamped to one bound,
-//! `top - r` with `top = ⌊u32::MAX / max(scale)⌋`. A clamped lane scores
-//! `top · scale ≥ top · min(scale)`, so when the least score is below that
-//! ([`Scale::exact_below`]) no clamped lane holds it and every lane below it
-//! was scored exactly: the scan's answer is exact. At or above it (loads
-//! within a factor of about `max(c) / min(c)` of `u32::MAX`, or only
-//! excluded lanes), and for a request heavier than `top`, the caller takes
-//! the exact scalar path.
+//! The least-loaded scan's view of capacities: per lane `scale = L / c`, so
+//! that `(load + r) · scale` orders lanes exactly as `(load + r) / c` does,
+//! in one `u32` multiply per lane. Loads are clamped so scores fit 32 bits;
+//! a least score below [`Scale::exact_below`] is exact, and the caller takes
+//! the exact scalar path otherwise. See [`docs::fleets`](crate::docs::fleets),
+//! "The scan's factors".
 
 use super::gcd;
 
@@ -32,7 +25,7 @@ pub(crate) struct Scale {
     /// The candidates' lanes by factor, ascending (in set order within a
     /// factor): a lane of factor `f` scores at least `f`, so the lanes that
     /// can score some `lo` are among those of factors up to `lo`, a prefix
-    /// (see `scan::scored`).
+    /// (see `bounds::least_scored`).
     pub(crate) by_factor: Box<[u32]>,
     /// Per distinct factor, ascending: the factor and where its lanes end in
     /// `by_factor`.

@@ -1,18 +1,9 @@
-//! Weighted round-robin: one period of `Σc` picks (capacities reduced by their
-//! common divisor) in which candidate `i` appears `c_i` times, spread evenly.
-//!
-//! The period is `W = max c` generations; candidate `i` takes a turn in
-//! generation `g` when `⌊(g+1)·c_i/W⌋ > ⌊g·c_i/W⌋` (so `c_i` times per period,
-//! at most once per generation, evenly spaced), and within a generation the
-//! candidates go in set order. A candidate with the largest capacity takes a
-//! turn in every generation, so no other candidate is picked twice in a row,
-//! and it is picked at most `⌈W / min c⌉` times in a row (the generations
-//! between two turns of the lightest candidate).
-//!
-//! A pick is `period[ticket mod Σc]` for a shared cursor's ticket: the cost of
-//! unweighted round-robin plus one load. When `Σc` is too long to keep as a
-//! list ([`MAX_PERIOD`], or 16 entries per candidate if more), a pick walks
-//! tickets instead, taking the first whose candidate has a turn (`Stride`).
+//! Weighted round-robin: one period of `Σc` picks in which candidate `i`
+//! appears `c_i` times, spread evenly (Nginx-like smoothness: the largest
+//! capacity takes a turn every generation). A pick is `period[ticket mod Σc]`;
+//! a period too long to keep as a list ([`MAX_PERIOD`]) is walked by a stride
+//! rule instead. The construction: [`docs::fleets`](crate::docs::fleets),
+//! "The weighted round-robin schedule".
 
 /// The longest period kept as a list (or 16 entries per candidate if more).
 pub(crate) const MAX_PERIOD: usize = 1 << 16;

@@ -196,3 +196,36 @@ fn cost_picks_allocate_nothing() {
         assert_eq!(n, 0, "{workers} workers: {n} allocations");
     }
 }
+
+/// What a router runs per request with sparse credit: the credit rebuilt from
+/// the index's matches (tokens, or worker ids), then the pick, at both
+/// temperatures. Once the input's buffers fit the pool, nothing allocates.
+#[test]
+fn credit_builds_and_picks_allocate_nothing() {
+    use workerpick::{CacheHits, Cost, Temperature, WorkerToken};
+    for workers in [8u64, 1024, 5000] {
+        let pool = Pool::from_workers(0..workers).unwrap();
+        let credited: Vec<(u64, u32)> = (0..workers)
+            .step_by(100)
+            .map(|w| (w, 1 + (w % 7) as u32))
+            .collect();
+        let tokens: Vec<(WorkerToken, u32)> = credited
+            .iter()
+            .map(|&(w, o)| (WorkerToken::of(&pool, &w).unwrap(), o))
+            .collect();
+        let soft = Cost::new().with_temperature(Temperature::new(0.5).unwrap());
+        let mut hits = CacheHits::new();
+        let mut h = pool.handle();
+        let mut run = || {
+            for mode in [Cost::new(), soft] {
+                hits.rebuild_tokens(&pool, 16, tokens.iter().copied());
+                drop(h.reserve_with(&mode, &Request::new().cache_hits(&hits)).unwrap());
+                hits.rebuild_sparse(&pool, 16, credited.iter().map(|(w, o)| (w, *o)));
+                drop(h.reserve_with(&mode, &Request::new().cache_hits(&hits)).unwrap());
+            }
+        };
+        run();
+        let n = allocations(|| (0..50).for_each(|_| run()));
+        assert_eq!(n, 0, "{workers} workers: {n} allocations");
+    }
+}

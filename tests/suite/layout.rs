@@ -175,10 +175,7 @@ fn modules_import_from_the_defining_module() {
 #[test]
 fn file_imports_form_no_circle() {
     let files = sources();
-    let mut graph = edges(&files);
-    // The one loop the design needs: the hidden `Selector::builtin` hook
-    // returns the enum of built-in selectors, which implement `Selector`.
-    graph.get_mut("selector.rs").unwrap().remove("selectors/mod.rs");
+    let graph = edges(&files);
     // Depth-first search for a back edge; report the circle it closes.
     fn visit(
         node: &str,
@@ -231,6 +228,12 @@ fn unsafe_stays_in_the_storage_and_the_scan() {
         // is what keeps the storage alive.
         "reservation.rs",
         "owned/reservation.rs",
+        // The bounds on scores, installed once by a compare-and-swap and
+        // freed with the counters' bounds (part of the counter storage).
+        "bounds/loads.rs",
+        // The session table's clock: one FFI call (`clock_gettime` on the
+        // coarse monotonic clock, into a local `timespec`), on 64-bit Linux.
+        "affinity/clock.rs",
     ];
     let mut found = Vec::new();
     for (file, text) in sources() {

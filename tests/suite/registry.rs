@@ -6,7 +6,7 @@ use workerpick::{
     Choice, Context, DeviceKind, Error, Mode, Params, Pool, Registry, Request, Rng, Selector, WorkerInfo,
 };
 
-const BUILTINS: [&str; 9] = [
+const BUILTINS: [&str; 10] = [
     "random",
     "round-robin",
     "least-loaded",
@@ -16,6 +16,7 @@ const BUILTINS: [&str; 9] = [
     "cost",
     "latency-power-of-two",
     "latency-least-loaded",
+    "replica-least-loaded",
 ];
 
 /// Always the first candidate.

@@ -281,6 +281,20 @@ fn a_summary_round_trips_through_serde() {
     assert_eq!(me.reported_load(&"b".to_string()), Some(4));
 }
 
+/// A summary reads back for any key type that deserializes, with no other
+/// bound: a receiver generic over the key (as `workerpick-nats`'s is) must
+/// compile. Serde bounds the type parameters of a field marked plain
+/// `default` by `Default`, which the optional fields once were.
+#[cfg(feature = "serde")]
+#[test]
+fn a_summary_reads_back_for_any_deserializable_key() {
+    fn read<W: serde::de::DeserializeOwned>(wire: &str) -> workerpick::Summary<W> {
+        serde_json::from_str(wire).unwrap()
+    }
+    let summary = read::<String>(r#"{"origin":7,"seq":3,"loads":[["w1",2]]}"#);
+    assert!(summary.rank_loads().is_empty() && summary.bindings().is_empty());
+}
+
 #[test]
 fn device_info_is_kept_apart_from_reports() {
     let pool = Pool::new();

@@ -88,11 +88,11 @@ fn doc_of(src: &str, name: &str) -> String {
 #[test]
 fn public_types_have_runnable_examples() {
     let sources = [
-        ("Choice", include_str!("../../src/selector.rs")),
-        ("Intent", include_str!("../../src/context.rs")),
+        ("Choice", include_str!("../../src/selectors/choice.rs")),
+        ("Intent", include_str!("../../src/context/intent.rs")),
         ("Error", include_str!("../../src/error.rs")),
         ("DeviceKind", include_str!("../../src/device.rs")),
-        ("PoolStats", include_str!("../../src/pool.rs")),
+        ("PoolStats", include_str!("../../src/pool/stats.rs")),
     ];
     for (name, src) in sources {
         let doc = doc_of(src, name);

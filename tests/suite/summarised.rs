@@ -145,6 +145,85 @@ fn a_worker_marked_healthy_again_is_picked_next() {
 }
 
 #[test]
+fn masked_picks_find_the_admitted_minimum_above_an_excluded_one() {
+    const W: u32 = 8192;
+    let pool = pool_of(W, 1 << 16);
+    // The mask admits the even workers; the odd ones, left idle, hold the
+    // least bound of every block. Even workers are at 2 but for 32 at 1,
+    // spread over the blocks: the admitted minimum and its ties.
+    let tied: Vec<u32> = (0..32).map(|i| i * 256 + 2 * ((i * 37) % 128)).collect();
+    let _busy: Vec<_> = (0..W)
+        .filter(|w| w % 2 == 0)
+        .map(|w| {
+            pool.reserve_worker(&w, if tied.contains(&w) { 1 } else { 2 })
+                .unwrap()
+        })
+        .collect();
+    let mask = pool.eligibility(|&w| w % 2 == 0);
+    let req = Request::new().eligible(&mask);
+    let mut h = pool.handle_with_rng(Rng::with_seed(23));
+    let draws = 32 * 400;
+    let mut hits: HashMap<u32, u32> = HashMap::new();
+    for _ in 0..draws {
+        *hits
+            .entry(*h.select_with(&LeastLoaded::new(), &req).unwrap())
+            .or_default() += 1;
+    }
+    let mut seen: Vec<_> = hits.keys().copied().collect();
+    seen.sort_unstable();
+    assert_eq!(seen, tied, "picked outside the admitted ties");
+    // 31 degrees of freedom: the 99.9% quantile is about 61.1.
+    let chi2 = chi_square(hits.values().copied(), draws);
+    assert!(chi2 < 61.1, "chi-square {chi2:.1} over 32 admitted ties");
+    // Reservations book the admitted minimum until it rises past 1.
+    let held: Vec<_> = (0..32)
+        .map(|_| h.reserve_with(&LeastLoaded::new(), &req).unwrap())
+        .collect();
+    assert!(tied.iter().all(|w| pool.in_flight(w) == Some(2)));
+    drop(held);
+}
+
+#[test]
+fn masked_picks_agree_with_the_reference_on_random_loads() {
+    const W: u32 = 4096;
+    let pool = pool_of(W, 1 << 16);
+    let mut rng = Rng::with_seed(29);
+    let mut h = pool.handle_with_rng(Rng::with_seed(31));
+    let mut held = Vec::new();
+    for round in 0..40 {
+        // Loads 0..4 at random; a mask admitting a random share of the workers.
+        held.clear();
+        for w in 0..W {
+            let load = rng.below(4);
+            if load > 0 {
+                held.push(pool.reserve_worker(&w, load).unwrap());
+            }
+        }
+        let share = 1 + rng.below(4); // admits about 1/share of the workers
+        let salt = rng.next_u64();
+        let admitted = |w: &u32| (u64::from(*w) ^ salt).is_multiple_of(u64::from(share));
+        let mask = pool.eligibility(admitted);
+        let least = pool
+            .loads()
+            .iter()
+            .filter(|(w, _)| admitted(w))
+            .map(|&(_, l)| l)
+            .min()
+            .unwrap();
+        let req = Request::new().eligible(&mask);
+        for _ in 0..20 {
+            let w = *h.select_with(&LeastLoaded::new(), &req).unwrap();
+            assert!(admitted(&w), "round {round}: {w} is not admitted");
+            assert_eq!(
+                pool.in_flight(&w),
+                Some(least),
+                "round {round}: {w} is not at the least admitted load"
+            );
+        }
+    }
+}
+
+#[test]
 fn masks_and_holes_are_honoured() {
     let pool = pool_of(10_000, 1 << 16);
     // Holes: every 7th worker removed while loaded (draining), then freed.

@@ -10,6 +10,7 @@
 //! pools; only the clock is simulated. The same seed gives the same table.
 
 mod events;
+pub mod herding;
 pub mod table;
 
 use super::Progress;
@@ -143,6 +144,17 @@ impl Run {
 }
 
 impl Scenario {
+    /// One run: `replicas` routers picking with `selector`, sharing as `sharing` says.
+    pub fn run_one(
+        &self,
+        fleet: &Fleet,
+        selector: &dyn Selector,
+        replicas: usize,
+        sharing: Sharing,
+    ) -> Outcome {
+        events::run(self, fleet, selector, replicas, sharing)
+    }
+
     /// The runs of the grid: one router alone, then for every other replica
     /// count each way of sharing.
     pub fn grid(&self) -> Vec<(usize, Sharing)> {

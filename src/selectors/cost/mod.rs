@@ -1,6 +1,6 @@
 //! The cost mode: per candidate, load less weighted cache credit, then the
 //! minimum (`T = 0`) or a range-normalised softmax draw (`T > 0`). The rule
-//! and its arithmetic are in [`docs::design`](crate::docs::design).
+//! and its arithmetic are in [`docs::llm`](crate::docs::llm).
 
 mod pass;
 // Statistics and property tests over safe code: too slow under Miri, and the
@@ -10,8 +10,7 @@ mod tests;
 
 use crate::context::Context;
 use crate::error::Error;
-use crate::selector::{Choice, Selector};
-use crate::selectors::{Builtin, Configure};
+use crate::selectors::{Builtin, Choice, Configure, Selector};
 use crate::selectors::tuning::{CreditWeight, Temperature};
 
 /// Routes each request by a cost that weighs the blocks of its prompt a
@@ -133,10 +132,13 @@ impl Selector for Cost {
         let rule = pass::Rule {
             weight: tuning.weight.unwrap_or(self.weight),
             busy: self.busy,
-            health: cx.reports.health.any(),
+            health: cx.health_any(),
         };
         let t = tuning.temperature.unwrap_or(self.temperature).get();
         if t > 0.0 {
+            if let Some(answer) = pass::softmax_sparse(cx, rule, t) {
+                return answer;
+            }
             return pass::softmax(cx, rule, t);
         }
         if let Some(answer) = pass::minimum_sparse(cx, rule) {

@@ -7,9 +7,12 @@
 
 use crate::selectors::tuning::{CreditWeight, cost};
 use crate::candidates::Candidates;
-use crate::scan::{self, Credit, Least};
+use crate::load::credit::{CacheHits, Credited};
+use crate::storage::counters::Counters;
+use crate::sync::atomic::Ordering::Relaxed;
+use crate::scan::{self, Credit, Least, Range};
 use crate::context::{Context, Slot};
-use crate::selector::Choice;
+use crate::selectors::Choice;
 
 /// What a pick compares, fixed for the pick.
 #[derive(Clone, Copy)]
@@ -189,18 +192,23 @@ pub(crate) fn softmax<'a>(cx: &mut Context<'a>, rule: Rule, t: f64) -> Option<Ch
 /// Runs of candidates whose weight sums pass 2 of [`softmax`] keeps.
 const BLOCKS: usize = 64;
 
-/// The `T = 0` answer from the SIMD least-loaded scan plus the credited
-/// workers, or `None` when only [`minimum`] can give it.
+/// The `T = 0` answer from the credited workers alone, or with the SIMD
+/// least-loaded scan, or `None` when only [`minimum`] can give it. Time in
+/// the credited workers (and the scan's, sublinear on large pools), not in
+/// the candidates.
 ///
 /// An uncredited candidate costs its load, so the least cost among them is
-/// at least the least load `m` over all candidates; a credited one costs
-/// less than its load. Hence if the least credited cost is below `1000·m`
-/// it is the minimum and only credited workers tie at it; if it is above,
-/// the scan's least-loaded worker (uncredited, or its cost would be below
-/// `1000·m`) is the minimum and its ties are exactly the scan's. Only
-/// equality mixes both kinds of ties: then the reference answers. So do
-/// picks with a busy threshold, marked health, capacity weights, a stale
-/// mask, or credit on more than a quarter of the candidates.
+/// `1000·m`, `m` the least load over all candidates (a credited candidate at
+/// `m` costs less than `1000·m`); that is at least 0. So a least credited
+/// cost below 0 is the minimum with no scan, and only credited workers tie
+/// there. Otherwise the scan gives `m`: a least credited cost below `1000·m`
+/// is the minimum (its ties are credited), one above it leaves the scan's
+/// answer (its ties are the scan's), and at equality both kinds tie: the
+/// lanes at `m` (uncredited all: a credited one would cost less) counted
+/// by one SIMD pass, plus the credited ties, one draw among them all. Picks
+/// with a busy threshold, marked health, capacity weights or a stale mask
+/// decline, as do dense credits on more than a quarter of the candidates
+/// (the dense pass reads them faster).
 #[inline]
 pub(crate) fn minimum_sparse<'a>(cx: &mut Context<'a>, rule: Rule) -> Option<Option<Choice<'a>>> {
     if rule.busy.is_some() || rule.health || cx.weights().is_some() {
@@ -210,68 +218,288 @@ pub(crate) fn minimum_sparse<'a>(cx: &mut Context<'a>, rule: Rule) -> Option<Opt
         return None;
     };
     let hits = match cx.request().get_cache_hits() {
-        Some(hits) if rule.weight.milli() > 0 => hits,
+        Some(hits) if rule.weight.milli() > 0 && !hits.entries().is_empty() => hits,
         // No credit: the cost is the load.
         _ => return Some(cx.least_loaded().map(|(s, load)| Choice::validated(s, load))),
     };
-    let credited = hits.credited();
-    if credited.len() > slots.len() / 4 {
+    if hits.is_dense() && hits.entries().len() > slots.len() / 4 {
         return None;
+    }
+    let view = CreditView::new(cx, Some(hits), slots, lanes, rule);
+    // The least credited cost, how many tie at it, and the first `TIED` of
+    // them (so that a draw among few ties reads nothing again).
+    let mut c = i64::MAX;
+    let mut tied = [(0u32, 0u32); TIED];
+    let mut ties = 0u32;
+    for &e in view.entries {
+        let Some((ce, load)) = view.judge(e) else { continue };
+        if ce < c {
+            c = ce;
+            ties = 0;
+        } else if ce > c {
+            continue;
+        }
+        if let Some(t) = tied.get_mut(ties as usize) {
+            *t = (e.slot, load);
+        }
+        ties += 1;
+    }
+    if ties == 0 {
+        return Some(cx.least_loaded().map(|(s, load)| Choice::validated(s, load)));
+    }
+    // The `k`-th credited tie (the first, if they moved since).
+    let credited = |k: u32| {
+        let (slot, load) = match tied.get(k as usize) {
+            Some(&t) if ties as usize <= TIED => t,
+            _ => view.nth_at(c, k).unwrap_or(tied[0]),
+        };
+        Some(Some(Choice::validated(Slot::new(slot), load)))
+    };
+    if c < 0 {
+        let k = if ties > 1 { cx.rng().below(ties) } else { 0 };
+        return credited(k);
     }
     let Some((least, least_load)) = cx.least_loaded() else {
         return Some(None);
     };
-    let set = cx.set;
-    let admitted = |s: u32| match lanes {
-        None => (s as usize) < slots.len(),
-        Some(excluded) => excluded.get(s as usize) == Some(&0),
-    };
-    let judge = |cx: &Context<'a>, s: u32| -> Option<(i64, u32)> {
-        let held = hits.held_in(set, s);
-        if held == 0 || !admitted(s) {
-            return None;
-        }
-        let load = cx.load(Slot::new(s));
-        Some((cost(load, held, rule.weight), load))
-    };
-    let mut best: Option<(i64, u32, u32)> = None;
-    let mut ties = 0u32;
-    for &s in credited {
-        let Some((c, load)) = judge(cx, s) else { continue };
-        match best {
-            Some((least, _, _)) if c > least => {}
-            Some((least, _, _)) if c == least => ties += 1,
-            _ => {
-                best = Some((c, s, load));
-                ties = 1;
-            }
-        }
-    }
     let base = cost(least_load, 0, rule.weight);
-    let Some((c, first, load)) = best else {
-        return Some(Some(Choice::validated(least, least_load)));
-    };
     if c > base {
         return Some(Some(Choice::validated(least, least_load)));
     }
-    if c == base {
-        return None;
+    let at_least = if c < base {
+        0
+    } else {
+        let counters = cx.counters.slice(lanes.map_or(slots.len(), <[u32]>::len));
+        cx.backend().count(counters, lanes, least_load)
+    };
+    let k = if ties + at_least > 1 { cx.rng().below(ties.saturating_add(at_least)) } else { 0 };
+    if k < ties {
+        return credited(k);
     }
-    if ties > 1 {
-        let mut k = cx.rng().below(ties);
-        for &s in credited {
-            if let Some((cs, load)) = judge(cx, s)
-                && cs == c
+    // The lanes at the least load moved since the scan: the reference answers.
+    let counters = cx.counters.slice(lanes.map_or(slots.len(), <[u32]>::len));
+    let index = cx.backend().nth_tie(counters, lanes, least_load, k - ties).ok()?;
+    Some(Some(Choice::validated(Slot::new(index as u32), least_load)))
+}
+
+/// Ties at the least credited cost that [`minimum_sparse`] keeps as it finds
+/// them.
+const TIED: usize = 4;
+
+/// The credited entries as a pick reads them: each one's identity checked
+/// against the pick's set, its candidacy, its load and its cost.
+struct CreditView<'a, 'h> {
+    entries: &'h [Credited],
+    gens: &'a [u32],
+    /// The candidates' exclusion array, or their count when they are the
+    /// lanes `0..len`.
+    lanes: Result<&'a [u32], usize>,
+    counters: &'a Counters,
+    weight: CreditWeight,
+}
+
+impl<'a, 'h> CreditView<'a, 'h> {
+    #[inline(always)]
+    fn new(
+        cx: &Context<'a>,
+        hits: Option<&'h CacheHits>,
+        slots: &'a [u32],
+        lanes: Option<&'a [u32]>,
+        rule: Rule,
+    ) -> Self {
+        Self {
+            entries: hits.map_or(&[], CacheHits::entries),
+            gens: &cx.set.gens,
+            lanes: lanes.ok_or(slots.len()),
+            counters: cx.counters,
+            weight: rule.weight,
+        }
+    }
+
+    /// `e`'s cost and load, if it still names its identity, holds credit and
+    /// is a candidate.
+    #[inline(always)]
+    fn judge(&self, e: Credited) -> Option<(i64, u32)> {
+        let s = e.slot as usize;
+        let admitted = match self.lanes {
+            Err(len) => s < len,
+            Ok(excluded) => excluded.get(s) == Some(&0),
+        };
+        if !admitted || e.held == 0 || self.gens.get(s) != Some(&e.generation) {
+            return None;
+        }
+        let load = self.counters.get(e.slot).load(Relaxed);
+        Some((cost(load, e.held, self.weight), load))
+    }
+
+    /// The `k`-th entry (in order) that costs `c` now: its slot and load.
+    #[inline]
+    fn nth_at(&self, c: i64, mut k: u32) -> Option<(u32, u32)> {
+        for &e in self.entries {
+            if let Some((ce, load)) = self.judge(e)
+                && ce == c
             {
                 if k == 0 {
-                    return Some(Some(Choice::validated(Slot::new(s), load)));
+                    return Some((e.slot, load));
                 }
                 k -= 1;
             }
         }
+        None
     }
-    Some(Some(Choice::validated(Slot::new(first), load)))
 }
+
+/// The `T > 0` draw from the credited workers and one SIMD pass, or `None`
+/// when only [`softmax`] can give it: exactly the formula's distribution
+/// (up to `f64` rounding), in time linear in the credited workers plus the
+/// pass, with `exp` evaluated per credited worker, not per candidate.
+///
+/// An uncredited candidate's cost is `1000·L`, so the costs' range needs
+/// only the least and the largest load over the candidates (`scan::range`,
+/// one pass) and the credited costs: when some uncredited candidate holds
+/// each end (the pass's count at an end exceeds the credited there; counted
+/// only when a credited worker sits at an end), `c_min` and `c_max` follow.
+/// The draw is then rejection sampling with an exact envelope: a draw `x`
+/// below `Q = W_c + u·w(1000·m)` (`W_c` the credited weights' sum, `u` the
+/// uncredited count, `w(1000·m)` the largest weight an uncredited one can
+/// have) names a credited worker by its weight when `x < W_c`; else a
+/// uniform candidate, redrawn if credited, kept with probability
+/// `w(1000·L)/w(1000·m) = exp(−1000·(L − m)/((c_max − c_min)·T))`. Each
+/// round returns worker `i` with probability `w_i/Q`, so the answer has
+/// probability `w_i/Σw`; a round succeeds with probability at least
+/// `exp(−1/T)·u/(n)` plus the credited share, and after [`ROUNDS`] misses
+/// the reference answers (a mixture of two exact draws is exact). Declines
+/// as [`minimum_sparse`] does for busy thresholds, marked health and stale
+/// masks, and for credit on more than a quarter of the candidates.
+#[inline]
+pub(crate) fn softmax_sparse<'a>(cx: &mut Context<'a>, rule: Rule, t: f64) -> Option<Option<Choice<'a>>> {
+    if rule.busy.is_some() || rule.health {
+        return None;
+    }
+    let Candidates::Fresh { slots, lanes } = cx.candidates else {
+        return None;
+    };
+    let n = slots.len() as u32;
+    if n == 0 {
+        return Some(None);
+    }
+    let hits = cx.request().get_cache_hits().filter(|_| rule.weight.milli() > 0);
+    let view = CreditView::new(cx, hits, slots, lanes, rule);
+    if view.entries.len() > slots.len() / 4 {
+        return None;
+    }
+    let counters = cx.counters.slice(lanes.map_or(slots.len(), <[u32]>::len));
+    let Range { min: m, max: top } = cx.backend().range(counters, lanes);
+    if m == u32::MAX || top == u32::MAX || m > top {
+        return None;
+    }
+    let (mut credited, mut at_min, mut at_top) = (0u32, 0u32, 0u32);
+    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+    for &e in view.entries {
+        let Some((c, load)) = view.judge(e) else { continue };
+        if load < m || load > top {
+            // Loads moved since the pass.
+            return None;
+        }
+        credited += 1;
+        at_min += u32::from(load == m);
+        at_top += u32::from(load == top);
+        lo = lo.min(c);
+        hi = hi.max(c);
+    }
+    let uncredited = n.checked_sub(credited)?;
+    if uncredited > 0 {
+        // Some uncredited candidate must hold each end of the loads' range.
+        let held_by_others = |at: u32, load: u32| {
+            at == 0 || m == top || cx.backend().count(counters, lanes, load) > at
+        };
+        if !held_by_others(at_min, m) || !held_by_others(at_top, top) {
+            return None;
+        }
+        lo = lo.min(cost(m, 0, rule.weight));
+        hi = hi.max(cost(top, 0, rule.weight));
+    }
+    if lo == hi {
+        let i = cx.rng().below(n) as usize;
+        let slot = cx.candidate(i)?;
+        return Some(Some(Choice::validated(slot, cx.load(slot))));
+    }
+    // `hi − lo < 2^53`: exact in an `f64`, as is every `c − lo` below.
+    let inv = 1.0 / ((hi - lo) as f64 * t);
+    let weight = |c: i64| {
+        if c <= lo {
+            1.0
+        } else {
+            (-((c - lo) as f64) * inv).exp()
+        }
+    };
+    // The credited weights as prefix sums, for up to `KEPT` of them; past
+    // that a draw walks them again.
+    let mut sums = [0.0f64; KEPT];
+    let mut kept = 0usize;
+    let mut credit_sum = 0.0;
+    for &e in view.entries {
+        if let Some((c, _)) = view.judge(e) {
+            credit_sum += weight(c);
+            if let Some(s) = sums.get_mut(kept) {
+                *s = credit_sum;
+            }
+            kept += 1;
+        }
+    }
+    let top_weight = if uncredited > 0 { weight(cost(m, 0, rule.weight)) } else { 0.0 };
+    let q = credit_sum + f64::from(uncredited) * top_weight;
+    for _ in 0..ROUNDS {
+        let x = unit(cx.rng().next_u64()) * q;
+        if x < credit_sum {
+            // The credited worker whose share of the prefix sums holds `x`.
+            let target = if kept <= KEPT {
+                sums[..kept].partition_point(|&s| s <= x)
+            } else {
+                usize::MAX
+            };
+            let (mut k, mut acc, mut last) = (0usize, 0.0, None);
+            for &e in view.entries {
+                let Some((c, load)) = view.judge(e) else { continue };
+                let hit = if target == usize::MAX {
+                    acc += weight(c);
+                    acc > x
+                } else {
+                    k == target
+                };
+                if hit {
+                    return Some(Some(Choice::validated(Slot::new(e.slot), load)));
+                }
+                last = Some((e.slot, load));
+                k += 1;
+            }
+            // Rounding (or loads that moved): the last credited worker.
+            let (slot, load) = last?;
+            return Some(Some(Choice::validated(Slot::new(slot), load)));
+        }
+        let i = cx.rng().below(n) as usize;
+        let slot = cx.candidate(i)?;
+        if hits.is_some_and(|h| h.held_in(cx.set, slot.index()) > 0) {
+            continue;
+        }
+        let load = cx.load(slot);
+        if load > m {
+            let keep = (-((cost(load, 0, rule.weight) - cost(m, 0, rule.weight)) as f64) * inv).exp();
+            if unit(cx.rng().next_u64()) >= keep {
+                continue;
+            }
+        }
+        return Some(Some(Choice::validated(slot, load)));
+    }
+    None
+}
+
+/// Credited weights [`softmax_sparse`] keeps as prefix sums (on the stack).
+const KEPT: usize = 32;
+
+/// Rounds of [`softmax_sparse`]'s rejection sampling before the reference
+/// answers.
+const ROUNDS: u32 = 32;
 
 /// The `T = 0` answer from one SIMD scan over every candidate's counter and
 /// credit (see `scan::credit` for the key and its exactness bound), or `None`
@@ -295,7 +523,7 @@ pub(crate) fn minimum_dense<'a>(cx: &mut Context<'a>, rule: Rule) -> Option<Opti
     }
     let credit = Credit::new(&held[..counters.len()], rule.weight.milli(), top)?;
     for _ in 0..4 {
-        match scan::least_credited(cx.backend, counters, lanes, credit, |m| cx.rng.below(m)) {
+        match scan::least_credited(cx.backend(), counters, lanes, credit, |m| cx.rng.below(m)) {
             Least::Found { index, min } if min < credit.exact_below() => {
                 let load = credit.load_of(min, credit.held[index]);
                 return Some(Some(Choice::validated(Slot::new(index as u32), load)));

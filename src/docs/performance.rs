@@ -1,0 +1,83 @@
+//! What a plain pick costs, where it went, and what keeps it from drifting.
+//!
+//! # Never slower than before
+//! A pool that uses none of weights, health, reports, slow start or draining
+//! must cost what the crate did before those existed: commit 97b26ce is the
+//! pinned baseline. `ci/baseline-compare.sh` links that commit and the tree
+//! into one program (the baseline's package renamed, so cargo links both) and
+//! runs the plain-pool operations through a cached handle, reading the
+//! worker: interleaved in time (median of per-round ratios), or with
+//! `--counts` under callgrind, instructions (`Ir`) and locked instructions
+//! (`Ge`) per operation of each side.
+//!
+//! # Where the nanoseconds went (97b26ce to 7b24bfd)
+//! Measured with `--counts`, so exact and host-independent:
+//! - Locked instructions per operation did not change: 0 per random select,
+//!   1 per round-robin select (the cursor), 2 per random, power-of-two or
+//!   least-loaded reserve + release (the booking and the release), 3 for
+//!   round-robin. No `mfence` and no `xchg` on any of these paths (checked in
+//!   the disassembly); the raise of a bound fences, but raises are rare.
+//! - The release of every pool with room for 1 024 workers (the default
+//!   pool among them) gained a `SeqCst` load of its block's bound and one of
+//!   the floor, on two more cache lines, right after the locked decrement
+//!   (which already orders them): the per-block bounds, kept since they were
+//!   made the default's. That was the largest single cost, and arming
+//!   (see [`bounds`](super::bounds)) removes it
+//!   where no summarised pick runs.
+//! - The rest was the features' checks on every pick, each a load of its
+//!   own word and a branch, several on lines of the pool no plain pick
+//!   needed: the set's weights, the pool-wide count of unhealthy workers,
+//!   the board's reported-load flag and slow start's due time (on every
+//!   reservation), the bounds' presence and arming flag (on every release),
+//!   and fields of the context that only the weighted and scanning paths
+//!   read (the scan kernel, the lanes), loaded and spilled up front.
+//!
+//! # What won it back
+//! Instructions per operation (`ci/baseline-compare.sh --counts`, 8 workers):
+//!
+//! | operation | 97b26ce | 7b24bfd | now | what did it |
+//! |---|---:|---:|---:|---|
+//! | random select | 41.1 | 59.1 | 45.1 | the feature word (below) |
+//! | round-robin select | 35.1 | 54.1 | 41.1 | the word; the weighted path on a detached copy, its ticket source built there |
+//! | random reserve + release | 76.1 | 111.1 | 81.1 | the word; the release tests one bit before the bounds |
+//! | round-robin reserve + release | 71.1 | 104.1 | 74.1 | as both above |
+//! | power-of-two reserve + release | 122.1 | 145.6 | 129.6 | the word; the kernel reached through the pool |
+//! | least-loaded reserve + release | 235.1 | 266.1 | 245.1 | the word; the release's one bit |
+//!
+//! - **One feature word** (`storage/features.rs`): one bit per optional
+//!   signal a pool uses now (a weighted snapshot, health marks, reported
+//!   load, slow start, armed bounds), next to the counter array's pointer,
+//!   which a reservation reads anyway. A pick reads it once; a plain pool's
+//!   random and round-robin picks test it once for weights and health, its
+//!   reservations once more for reports and slow start, its release once for
+//!   the bounds. Each bit is set and cleared under the lock of what it names.
+//! - **Out-of-line paths on a detached copy**: weighted random and
+//!   round-robin run on a copy of the context made in their branch, so the
+//!   plain path no longer loads (and spills) what only they read.
+//! - **The scan kernel by reference**: a context holds `&Kernel`, so a pick
+//!   that scans nothing loads nothing for it.
+//!
+//! Locked instructions are what the baseline had, operation by operation.
+//! What remains above the baseline is the word's load and tests (about 3 to
+//! 4 instructions a pick) and, for least-loaded and power-of-two, the health
+//! answer's branch: the price of passing unhealthy workers over in every
+//! mode. `ci/baseline.sh` holds every operation within 5 % + 8 instructions
+//! of 97b26ce and to the same locked instructions; on 7b24bfd it fails 11
+//! of the 12 operations.
+//!
+//! # Why the gate counts locked instructions
+//! `Ir` does not weigh a lock or a fence: one more `fetch_add` per reserve is
+//! about one instruction in a hundred, and on hosts where an uncontended
+//! locked instruction costs ~5 ns, as much time as a whole random pick. The
+//! callgrind gate therefore runs with `--collect-bus=yes` and holds each
+//! benchmark's global bus events (`EventKind::Ge`, callgrind's count of
+//! executed locked instructions) under a budget of its own, 1 % above the
+//! measured count: less than one more per operation, so one more per
+//! operation fails it even where the instruction budget would let it pass.
+//! Counts are exact run to run, so this holds on a shared 2-core machine
+//! where timing does not: a timed comparison against the baseline there moved
+//! by tens of percent between runs, more than the 5 % it would have to
+//! judge. What `Ge` does not count: fences (`mfence`, and the `lock or` on
+//! the stack that LLVM emits for an idempotent read-modify-write are both
+//! left out by valgrind), and loads (a dependent miss weighs nothing in
+//! `Ir` either). Those need the disassembly or a timed run.
