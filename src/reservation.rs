@@ -159,11 +159,13 @@ pub(crate) fn add_charge<W: Clone + Eq + Hash + Send + Sync>(
     if booked.weight() > 0 || n == 0 {
         return pool.slots.add_charge(booked, n);
     }
-    // A pin turns into a charge: the snapshot keeps the slot from being
-    // reclaimed between the charge and the unpin. The pin kept the slot from
-    // reuse, so a member there is still this worker.
+    // A pin turns into a charge while its worker is in the set, a candidate
+    // or drained (`Pool::drain` stops new picks, not the requests in
+    // flight): the snapshot keeps the slot from being reclaimed between the
+    // charge and the unpin. The pin kept the slot from reuse, so a worker
+    // there is still this one.
     let snap = pool.snapshot();
-    if !snap.view.is_member(booked.slot()) {
+    if !snap.holds(booked.slot()) {
         return Err(Error::UnknownWorker);
     }
     pool.slots.add_charge(booked, n)

@@ -17,9 +17,8 @@
 //!
 //! Measured (`benches/single.rs`, group `affinity/<workers>`, `--quick`, the
 //! bench thread's CPU time, on a shared 2-core AMD EPYC host where a
-//! `fetch_add` took 8 ns and power-of-two reserve 20 ns; BENCHMARKS.md,
-//! "Affinity and sessions", has the runs): reserve + read + release over
-//! 4096 keys 27 ns at 8 workers, 31 ns at 1 024, 49 ns at 100 000, against
+//! `fetch_add` took 8 ns and power-of-two reserve 20 ns): reserve + read +
+//! release over 4096 keys 27 ns at 8 workers, 31 ns at 1 024, 49 ns at 100 000, against
 //! 39, 43 and 85 ns for the first layout in the same runs; the lock-based
 //! bounded hash beside it (`BTreeMap` ring and loads under one mutex) 74,
 //! 202 and 551 ns; pingora's Ketama `select` (no bound, nothing booked, an

@@ -38,6 +38,26 @@ fn a_reservation_emptied_by_parts_still_holds_its_worker() {
 }
 
 #[test]
+fn a_pin_on_a_drained_worker_can_be_charged() {
+    // Draining stops new picks, not the requests in flight: a pin held there
+    // (or a reservation emptied by parts) takes the load its request adds.
+    // The fuzz op model found it refused as an unknown worker.
+    let pool = Pool::from_workers(["a", "b"]).unwrap();
+    let mut pin = pool.reserve_worker(&"a", 0).unwrap();
+    let mut emptied = pool.reserve_worker(&"a", 2).unwrap();
+    assert_eq!(emptied.release_part(2), 2);
+    pool.drain(&"a").unwrap();
+    pin.add_charge(3).unwrap();
+    emptied.add_charge(1).unwrap();
+    assert_eq!(
+        (pin.weight(), emptied.weight(), pool.in_flight(&"a")),
+        (3, 1, Some(4))
+    );
+    drop((pin, emptied));
+    assert_eq!(pool.in_flight(&"a"), Some(0));
+}
+
+#[test]
 fn a_pin_can_be_charged_and_overflow_changes_nothing() {
     let pool = Pool::from_workers(["a"]).unwrap();
     let mut r = pool.reserve_worker(&"a", 0).unwrap();
