@@ -15,9 +15,11 @@
 //! `load + 1 ≤ cap`; this crate's rule checks it before, so a worker may end
 //! one request above the cap, never more.)
 //!
-//! Measured (`benches/single.rs`, group `affinity/<workers>`, `--quick`, the
-//! bench thread's CPU time, on a shared 2-core AMD EPYC host where a
-//! `fetch_add` took 8 ns and power-of-two reserve 20 ns): reserve + read +
+//! Measured when the layout was chosen (`benches/single.rs`, group
+//! `affinity/<workers>`, `--quick`, the bench thread's CPU time, on a shared
+//! 2-core AMD EPYC host where a `fetch_add` took 8 ns and power-of-two
+//! reserve 20 ns; BENCHMARKS.md, "Affinity and sessions", has the latest
+//! run beside pingora): reserve + read +
 //! release over 4096 keys 27 ns at 8 workers, 31 ns at 1 024, 49 ns at 100 000, against
 //! 39, 43 and 85 ns for the first layout in the same runs; the lock-based
 //! bounded hash beside it (`BTreeMap` ring and loads under one mutex) 74,
