@@ -43,6 +43,9 @@ export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L $sysroot"
 cross=(+nightly -Zbuild-std)
 dir=(--target-dir target/cross)
+# The NEON kernel's tests whole, optimised as they always ran here (the test profile is
+# opt-level 0, where a debug build samples them, for a fast cold `cargo test`).
+export CARGO_PROFILE_TEST_OPT_LEVEL=1 WORKERPICK_EXHAUSTIVE=1
 
 step=$SECONDS
 cargo "${cross[@]}" test "${dir[@]}" --target aarch64-unknown-linux-gnu --lib --test stress --no-run

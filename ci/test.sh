@@ -6,6 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test
+# The kernel tests' loops whole (a debug build samples them: `scan::tests::exhaustive`),
+# on the binary just built.
+WORKERPICK_EXHAUSTIVE=1 cargo test --lib -- scan::
 # The integration suite again with every feature: serde round trips (registry, reported),
 # the response-lifetime wrappers and the tower integration (hold, route), the hyper glue on
 # loopback (http) and session bindings (sessions) are empty modules without their features.
@@ -26,4 +29,6 @@ fi
 export WORKERPICK_REQUIRE_NATS="${WORKERPICK_REQUIRE_NATS:-1}"
 cargo test -p workerpick-proxy --release
 cargo test -p workerpick-nats --release
-cargo test -p workerpick-sim
+# Optimised, as the proxy and NATS tests: the scenarios route hundreds of thousands of
+# requests (a minute in the unoptimised test profile, 9 s here).
+cargo test -p workerpick-sim --release

@@ -24,6 +24,30 @@ const MAX_LEN: usize = if cfg!(miri) { 10 } else { 300 };
 /// Start offsets into a larger array, so vector loads see every alignment.
 const OFFSETS: usize = if cfg!(miri) { 2 } else { 16 };
 const EX: u32 = u32::MAX;
+/// Every length up to here is checked even when the loops are sampled: each
+/// backend's every tail (16 lanes, four vectors a step, and the next step).
+const DENSE: usize = 100;
+
+/// Whether the loops over lengths are exhaustive: in an optimised build
+/// (`cargo test --release`), or with `WORKERPICK_EXHAUSTIVE` set (`ci/test.sh`
+/// runs the debug binary so). An unoptimised `cargo test` (the test profile's
+/// opt-level 0, where every intrinsic is a call and the exhaustive loops take
+/// about 100 s of CPU) samples them: [`lengths`], [`repeats`].
+fn exhaustive() -> bool {
+    !cfg!(debug_assertions) || std::env::var_os("WORKERPICK_EXHAUSTIVE").is_some()
+}
+
+/// The lengths `0..=max`: all of them when [`exhaustive`], else every one up to
+/// [`DENSE`], every eleventh past it, and `max`.
+fn lengths(max: usize) -> impl Iterator<Item = usize> {
+    let all = exhaustive();
+    (0..=max).filter(move |&len| all || len <= DENSE || (len - DENSE).is_multiple_of(11) || len == max)
+}
+
+/// `n` random arrays a length when [`exhaustive`], else one.
+fn repeats(n: usize) -> usize {
+    if exhaustive() { n } else { 1 }
+}
 
 /// One way to run a scan: through the public functions (scalar for short arrays,
 /// with or without an exclusion array), or straight through a backend's kernel on
@@ -593,8 +617,8 @@ fn random_case(rng: &mut fastrand::Rng, len: usize) -> (Vec<u32>, Vec<u32>) {
 #[test]
 fn random_arrays_of_every_length() {
     let mut rng = fastrand::Rng::with_seed(0x5eed_0001);
-    for len in 0..=MAX_LEN {
-        for _ in 0..if cfg!(miri) { 1 } else { 4 } {
+    for len in lengths(MAX_LEN) {
+        for _ in 0..if cfg!(miri) { 1 } else { repeats(4) } {
             let (values, excluded) = random_case(&mut rng, len);
             check(&values, &excluded, OFFSETS);
         }
@@ -653,7 +677,7 @@ fn least_over_segments() {
 
 #[test]
 fn all_equal() {
-    for len in 0..=MAX_LEN {
+    for len in lengths(MAX_LEN) {
         check(&vec![5; len], &vec![0; len], 1);
         check(&vec![0; len], &vec![0; len], 1);
     }
@@ -661,7 +685,7 @@ fn all_equal() {
 
 #[test]
 fn all_max_and_all_excluded() {
-    for len in 0..=MAX_LEN {
+    for len in lengths(MAX_LEN) {
         // Unexcluded u32::MAX values and excluded lanes are indistinguishable ties.
         check(&vec![EX; len], &vec![0; len], 1);
         check(&vec![3; len], &vec![EX; len], 1);
@@ -686,8 +710,11 @@ fn single_minimum_at_every_position() {
         // do not depend on where the minimum sits (every position took 97 s).
         let positions: Vec<usize> = if cfg!(miri) {
             vec![0, len - 1]
-        } else {
+        } else if exhaustive() {
             (0..len).collect()
+        } else {
+            // Sampled: every third position, and the last lane.
+            (0..len).filter(|p| p.is_multiple_of(3) || p + 1 == len).collect()
         };
         for pos in positions {
             let mut values = vec![9; len];

@@ -4,7 +4,10 @@
 
 use super::super::credit::Credit;
 use super::super::{Backend, Least, least_credited, scalar, simd};
-use super::{ALL, EX, MAX_LEN, Portable, atomics, check_drawn, dispatched_backends, oracle, random_case};
+use super::{
+    ALL, EX, MAX_LEN, Portable, atomics, check_drawn, dispatched_backends, lengths, oracle, random_case,
+    repeats,
+};
 use std::sync::atomic::AtomicU32;
 
 /// Credits for `len` lanes: none, a few, dense small, or large.
@@ -124,8 +127,8 @@ fn small_values(rng: &mut fastrand::Rng, len: usize) -> Vec<u32> {
 #[test]
 fn credited_random_arrays_of_every_length() {
     let mut rng = fastrand::Rng::with_seed(0x5eed_0201);
-    for len in 0..=MAX_LEN {
-        for round in 0..if cfg!(miri) { 1 } else { 3 } {
+    for len in lengths(MAX_LEN) {
+        for round in 0..if cfg!(miri) { 1 } else { repeats(3) } {
             let (mut values, excluded) = random_case(&mut rng, len + 16);
             if round == 0 {
                 values = small_values(&mut rng, len + 16);

@@ -3,7 +3,10 @@
 
 use super::super::weighting::Weighting;
 use super::super::{Backend, Least, MinTies, least_weighted, scalar, simd};
-use super::{ALL, EX, MAX_LEN, Portable, atomics, check_drawn, dispatched_backends, oracle, random_case};
+use super::{
+    ALL, EX, MAX_LEN, Portable, atomics, check_drawn, dispatched_backends, exhaustive, lengths, oracle,
+    random_case, repeats,
+};
 use std::sync::atomic::AtomicU32;
 
 /// Per-lane factors as a caller builds them from capacities `w_i`: with `L` their
@@ -158,8 +161,8 @@ fn check_weighted(
 #[test]
 fn weighted_random_arrays_of_every_length() {
     let mut rng = fastrand::Rng::with_seed(0x5eed_0101);
-    for len in 0..=MAX_LEN {
-        for _ in 0..if cfg!(miri) { 1 } else { 3 } {
+    for len in lengths(MAX_LEN) {
+        for _ in 0..if cfg!(miri) { 1 } else { repeats(3) } {
             let (values, excluded) = random_case(&mut rng, len + 16);
             let capacities = random_capacities(&mut rng, len + 16);
             let counters = atomics(&values);
@@ -219,7 +222,12 @@ fn weighted_factors_cut_the_lanes() {
 #[test]
 fn weighted_over_segments() {
     let mut rng = fastrand::Rng::with_seed(0x5eed_0103);
-    for len in [511, 513, 1024, 4097, 10_000, 65_537] {
+    // Sampled (see `exhaustive`): not the two longest.
+    let longest = if exhaustive() { 65_537 } else { 4097 };
+    for len in [511, 513, 1024, 4097, 10_000, 65_537]
+        .into_iter()
+        .filter(|&l| l <= longest)
+    {
         for shape in 0..3 {
             let values: Vec<u32> = match shape {
                 0 => vec![0; len],
