@@ -21,8 +21,11 @@ pub(crate) enum Candidates<'a> {
     },
     /// A mask built before a worker left, when the snapshot's translation
     /// cache is full (see `remap`): its workers that are still in the set
-    /// under the same identity, filtered on every call. `n` of them.
-    Stale { mask: &'a Eligibility, n: u32 },
+    /// under the same identity, filtered on every call. `n` of them: a
+    /// `usize`, as the length it shares its place with in `Fresh`; a `u32`
+    /// there split that length into two 4-byte stores, which the pick's
+    /// 8-byte load of it then waited on (store forwarding).
+    Stale { mask: &'a Eligibility, n: usize },
 }
 
 impl<'a> Candidates<'a> {
@@ -35,7 +38,13 @@ impl<'a> Candidates<'a> {
         }
         match request.mask {
             None => Ok(Self::whole(set)),
-            Some(mask) => Self::masked(set, pool_id, mask),
+            // The error is built here, not returned by `masked`: a `Result`
+            // with `Error`'s 4-byte fields in it came back through memory as
+            // 4-byte halves, which the pick's 8-byte loads then waited on.
+            Some(mask) => match Self::masked(set, pool_id, mask) {
+                Some(candidates) => Ok(candidates),
+                None => Err(foreign_mask()),
+            },
         }
     }
 
@@ -48,31 +57,29 @@ impl<'a> Candidates<'a> {
         }
     }
 
-    fn masked(set: &'a SetView, pool_id: u64, mask: &'a Eligibility) -> Result<Self, Error> {
+    /// The mask's workers; `None` for a mask built for another pool.
+    fn masked(set: &'a SetView, pool_id: u64, mask: &'a Eligibility) -> Option<Self> {
         if mask.pool == UNBUILT {
             // `Eligibility::new()`, never built: it admits nothing.
-            return Ok(Candidates::Fresh {
+            return Some(Candidates::Fresh {
                 slots: &[],
                 lanes: None,
             });
         }
         if mask.pool != pool_id {
-            return Err(Error::InvalidConfig {
-                what: "eligibility mask",
-                why: "it was built for another pool; build it with this pool's `eligibility`".into(),
-            });
+            return None;
         }
         // No worker left since the mask was built: every entry still names a
         // member under the same identity, and the lanes of workers that
         // joined since are excluded (or past the mask's end).
         if set.departed_at <= mask.epoch && mask.epoch <= set.epoch {
-            return Ok(Candidates::Fresh {
+            return Some(Candidates::Fresh {
                 slots: &mask.slots,
                 lanes: Some(&mask.excluded),
             });
         }
         if let Some(r) = set.remaps.get_or_insert(mask.id, || remap(set, mask)) {
-            return Ok(Candidates::Fresh {
+            return Some(Candidates::Fresh {
                 slots: &r.slots,
                 lanes: Some(&r.excluded),
             });
@@ -80,7 +87,15 @@ impl<'a> Candidates<'a> {
         let n = (0..mask.slots.len())
             .filter(|&j| still_eligible(set, mask, j))
             .count();
-        Ok(Candidates::Stale { mask, n: n as u32 })
+        Some(Candidates::Stale { mask, n })
+    }
+}
+
+#[cold]
+fn foreign_mask() -> Error {
+    Error::InvalidConfig {
+        what: "eligibility mask",
+        why: "it was built for another pool; build it with this pool's `eligibility`".into(),
     }
 }
 

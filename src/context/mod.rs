@@ -101,7 +101,7 @@ impl<'a> Context<'a> {
     pub fn len(&self) -> usize {
         match self.candidates {
             Candidates::Fresh { slots, .. } => slots.len(),
-            Candidates::Stale { n, .. } => n as usize,
+            Candidates::Stale { n, .. } => n,
         }
     }
 

@@ -63,6 +63,39 @@ pub enum Least {
     Moved,
 }
 
+impl Least {
+    /// `self` as two scalars, which an out-of-line kernel returns in registers.
+    /// Returned as an enum it goes through the caller's stack, and the caller
+    /// read `min` and `index` back with one 8-byte load across the kernel's
+    /// two stores, which stalls on store forwarding: a least-loaded reserve +
+    /// release at 8 workers took 36.2 ns with it, 26.5 ns without
+    /// (`cargo bench -p workerpick-benches --bench pair`).
+    #[inline(always)]
+    pub(crate) fn pack(self) -> (usize, u32) {
+        match self {
+            Least::Found { index, min } => {
+                // A lane's index is below the slice's length.
+                debug_assert!(index != usize::MAX);
+                (index, min)
+            }
+            Least::Empty => (usize::MAX, 0),
+            Least::Saturated => (usize::MAX, 1),
+            Least::Moved => (usize::MAX, 2),
+        }
+    }
+
+    /// The inverse of [`pack`](Self::pack).
+    #[inline(always)]
+    pub(crate) fn unpack((index, min): (usize, u32)) -> Self {
+        match (index, min) {
+            (usize::MAX, 0) => Least::Empty,
+            (usize::MAX, 1) => Least::Saturated,
+            (usize::MAX, _) => Least::Moved,
+            (index, min) => Least::Found { index, min },
+        }
+    }
+}
+
 /// Where the entries equal to a value lie, when they are few: the summarised
 /// pick's look at its per-block bounds (`Kernel::few_at`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -175,17 +175,28 @@ fn keys(values: impl Iterator<Item = u32>, c: Credit<'_>) -> impl Iterator<Item 
 }
 
 /// [`least_few`] over the lanes' cost keys under `c`, for at most [`FEW_LANES`]
-/// lanes. Not inlined, for the same reason.
-#[inline(never)]
+/// lanes. Out of line and packed, for the same reasons.
+#[inline(always)]
 pub(super) fn least_few_credited(
     counters: &[AtomicU32],
     excluded: Option<&[u32]>,
     c: Credit<'_>,
     draw: impl FnMut(u32) -> u32,
 ) -> Least {
+    Least::unpack(least_few_credited_packed(counters, excluded, c, draw))
+}
+
+#[inline(never)]
+fn least_few_credited_packed(
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    c: Credit<'_>,
+    draw: impl FnMut(u32) -> u32,
+) -> (usize, u32) {
     with_value!(counters, excluded, FEW_LANES.min(c.lanes()), |n, value| {
         few(n, |i| c.key_at(i, value(i)), draw)
     })
+    .pack()
 }
 
 /// [`least_small`] over the lanes' cost keys under `c`.
@@ -252,28 +263,50 @@ fn nth_of(values: impl Iterator<Item = u32>, min: u32, k: u32) -> Result<usize, 
 /// per reserve + release at 8 lanes). Not inlined: it needs a dozen registers, which
 /// the pick loops around it would otherwise spill on every path (measured: 20 more
 /// instructions per least-loaded pick at 1024 workers when inlined).
-#[inline(never)]
+///
+/// The outcome comes back [packed](Least::pack), in registers.
+#[inline(always)]
 pub(super) fn least_few(
     counters: &[AtomicU32],
     excluded: Option<&[u32]>,
     draw: impl FnMut(u32) -> u32,
 ) -> Least {
-    with_value!(counters, excluded, FEW_LANES, |n, value| few(n, value, draw))
+    Least::unpack(least_few_packed(counters, excluded, draw))
+}
+
+#[inline(never)]
+fn least_few_packed(
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    draw: impl FnMut(u32) -> u32,
+) -> (usize, u32) {
+    with_value!(counters, excluded, FEW_LANES, |n, value| few(n, value, draw)).pack()
 }
 
 /// [`least_few`] over the lanes' scores under `w` (see [`Weighting`]), for at most
-/// [`FEW_LANES`] lanes. Not inlined, for the same reason.
-#[inline(never)]
+/// [`FEW_LANES`] lanes. Out of line and packed, for the same reasons.
+#[inline(always)]
 pub(super) fn least_few_weighted(
     counters: &[AtomicU32],
     excluded: Option<&[u32]>,
     w: Weighting<'_>,
     draw: impl FnMut(u32) -> u32,
 ) -> Least {
+    Least::unpack(least_few_weighted_packed(counters, excluded, w, draw))
+}
+
+#[inline(never)]
+fn least_few_weighted_packed(
+    counters: &[AtomicU32],
+    excluded: Option<&[u32]>,
+    w: Weighting<'_>,
+    draw: impl FnMut(u32) -> u32,
+) -> (usize, u32) {
     with_value!(counters, excluded, FEW_LANES.min(w.lanes()), |n, value| {
         let scale = &w.scale[..n];
         few(n, |i| score(value(i), scale[i], w.limit, w.add), draw)
     })
+    .pack()
 }
 
 /// [`least_few`] over the effective values `value(0..n)`, `n <= FEW_LANES`.

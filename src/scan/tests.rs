@@ -862,3 +862,23 @@ proptest! {
         check_slices(&atomics(&values)[off..], &values[off..], &excluded[off..]);
     }
 }
+
+#[test]
+fn a_packed_outcome_unpacks_to_itself() {
+    for least in [
+        Least::Found { index: 0, min: 0 },
+        Least::Found {
+            index: 7,
+            min: u32::MAX - 1,
+        },
+        Least::Found {
+            index: usize::MAX - 1,
+            min: 2,
+        },
+        Least::Empty,
+        Least::Saturated,
+        Least::Moved,
+    ] {
+        assert_eq!(Least::unpack(least.pack()), least);
+    }
+}
