@@ -31,6 +31,17 @@ fn pair(c: &mut Criterion<CpuTime>) {
         g.bench_function(BenchmarkId::new("reserve-release", "least-loaded-w512"), |b| {
             b.iter(|| *single.reserve_with(&ll, &heavy).unwrap().worker())
         });
+        // The floor under a disaggregated pair: its two bookings, made by hand in the
+        // same order (decode, then prefill) and released as a pair's are.
+        let decode_side = Request::new();
+        g.bench_function(BenchmarkId::new("reserve-release", "two-bookings"), |b| {
+            b.iter(|| {
+                let d = pairs.decode_handle().reserve_with(&ll, &decode_side).unwrap();
+                let p = pairs.prefill_handle().reserve_with(&ll, &heavy).unwrap();
+                drop(p);
+                *d.worker()
+            })
+        });
         g.bench_function(BenchmarkId::new("reserve-release", "pair-disaggregate"), |b| {
             b.iter(|| {
                 let mut p = pairs.reserve(&ll, &ll, &split).unwrap();

@@ -263,7 +263,7 @@ impl<HP: PairHandle, HD: PairHandle> Pairs<HP, HD> {
 
     /// Picks and books a pair in one go: the decode worker first, then the
     /// plan for it, then the prefill side; both or neither.
-    #[inline]
+    #[inline(always)]
     pub fn reserve<SP: Selector + ?Sized, SD: Selector + ?Sized>(
         &mut self,
         prefill_selector: &SP,
@@ -289,16 +289,23 @@ impl<HP: PairHandle, HD: PairHandle> Pairs<HP, HD> {
     #[inline(always)]
     fn book_prefill<SP: Selector + ?Sized>(
         &mut self,
-        mut decode: HD::Guard,
+        decode: HD::Guard,
         plan: Plan,
         prefill_selector: &SP,
         request: &PairRequest<'_>,
     ) -> Result<PairReservation<HP::Guard, HD::Guard>, Error> {
         match plan {
             Plan::Local => {
+                // Charged in its place in the pair (which gives it back if the
+                // charge fails), not before the move: a charge through
+                // `&mut decode` kept `decode` on the stack for both plans, and
+                // its move into the pair then read back two stores with one
+                // 16-byte load (a store-forwarding stall on the hot path).
                 let share = request.prefill.get_weight();
-                decode.add_charge(share)?;
-                Ok(PairReservation::local(decode, share))
+                let mut pair = PairReservation::local(decode, 0);
+                pair.decode_guard_mut().add_charge(share)?;
+                pair.set_local_share(share);
+                Ok(pair)
             }
             Plan::Disaggregate => {
                 let prefill = self.prefill.pair_reserve(prefill_selector, &request.prefill)?;

@@ -63,6 +63,12 @@ impl<P: PairGuard, D: PairGuard> PairReservation<P, D> {
         }
     }
 
+    /// The prefill's share of a local pair's decode booking, once charged.
+    #[inline(always)]
+    pub(crate) fn set_local_share(&mut self, share: u32) {
+        self.local_prefill = share;
+    }
+
     /// Where the prefill runs.
     pub fn plan(&self) -> Plan {
         self.plan
