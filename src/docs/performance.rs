@@ -42,7 +42,7 @@
 //! | random reserve + release | 76.1 | 111.1 | 81.1 | the word; the release tests one bit before the bounds |
 //! | round-robin reserve + release | 71.1 | 104.1 | 74.1 | as both above |
 //! | power-of-two reserve + release | 122.1 | 145.6 | 129.6 | the word; the kernel reached through the pool |
-//! | least-loaded reserve + release | 235.1 | 266.1 | 245.1 | the word; the release's one bit |
+//! | least-loaded reserve + release | 235.1 | 266.1 | 239.1 | the word; the release's one bit; the scan's outcome in registers (below) |
 //!
 //! - **One feature word** (`storage/features.rs`): one bit per optional
 //!   signal a pool uses now (a weighted snapshot, health marks, reported
@@ -70,6 +70,32 @@
 //! mode. `ci/baseline.sh` holds every operation within 5 % + 8 instructions
 //! of 97b26ce and to the same locked instructions; on 7b24bfd it fails 11
 //! of the 12 operations.
+//!
+//! # What instruction counts do not see: store forwarding
+//! A load that reads back, with one wide access, a value the code has just
+//! written with narrower stores (or with several stores) cannot take it from
+//! the store buffer; it waits until they reach the cache, about a dozen
+//! cycles. Neither callgrind's counts nor the gate see it. `perf annotate`
+//! (the software clock is enough) shows it as samples piled on such a load.
+//! Three places paid it on every pick:
+//!
+//! - the few-lane scan kernel, out of line on purpose, returned `Least`
+//!   through the stack and the caller read `min` and `index` with one 8-byte
+//!   load: it returns them packed in two registers now (`Least::pack`);
+//! - a mask's candidates came back from an out-of-line call in a
+//!   `Result<_, Error>`, whose 4-byte fields split the candidates' length
+//!   into 4-byte stores: the call returns an `Option` and the error is built
+//!   at the caller; for the same reason `Candidates::Stale` counts in `usize`;
+//! - a pair's guards were moved through memory with 16-byte loads across
+//!   8-byte stores: `Pairs::reserve` is inlined and a local plan charges its
+//!   booking in its place.
+//!
+//! Least-loaded reserve + release at 8 workers went from 36.4 to 24.5 ns, a
+//! booking of a runtime request from 42.1 to 24.3 ns and a pair from 100.8 to
+//! 57.3 ns, with about as many instructions as before (`BENCHMARKS.md`,
+//! "Prefill/decode pairs"). The rule for hot paths: an out-of-line call
+//! returns at most two scalars, and an error type does not share a value's
+//! memory on its way back from one.
 //!
 //! # Why the gate counts locked instructions
 //! `Ir` does not weigh a lock or a fence: one more `fetch_add` per reserve is
