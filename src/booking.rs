@@ -189,6 +189,17 @@ pub(crate) fn reserve_worker<W: Eq + core::hash::Hash>(
     book(pool, snap, slot, weight)
 }
 
+/// The load booked on rank `rank` of `worker` in `snap` (as
+/// [`Pool::in_flight_rank`] reads it), if `snap` has that rank.
+pub(crate) fn rank_load<W: Eq + core::hash::Hash>(
+    pool: &Pool<W>,
+    snap: &Snapshot<W>,
+    worker: &W,
+    rank: u32,
+) -> Option<u32> {
+    Some(pool.booked_load(snap.ranks_of(worker)?.slot(rank).ok()?))
+}
+
 /// Books `weight` on rank `rank` of a worker named by the caller.
 pub(crate) fn reserve_rank<W: Eq + core::hash::Hash>(
     pool: &Pool<W>,

@@ -212,6 +212,28 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
         Ok((snap.key(slot), self.pool.slots.keys.rank(slot)))
     }
 
+    /// [`preview_ranked`](Self::preview_ranked), with the load of the rank
+    /// chosen (read from its slot: no lookup of the worker).
+    pub(crate) fn preview_loaded<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<(&W, u32, u32), Error> {
+        let snap = self.cache.load();
+        let slot = booking::choose(self.pool, snap, &mut self.rng, request, selector, Intent::Preview)?;
+        Ok((
+            snap.key(slot),
+            self.pool.slots.keys.rank(slot),
+            self.pool.booked_load(slot),
+        ))
+    }
+
+    /// The load booked on rank `rank` of `worker`, through the cached
+    /// snapshot; `None` when the set has no such rank now.
+    pub(crate) fn rank_load(&mut self, worker: &W, rank: u32) -> Option<u32> {
+        booking::rank_load(self.pool, self.cache.load(), worker, rank)
+    }
+
     #[inline(always)]
     fn pick<S: Selector + ?Sized>(
         &mut self,

@@ -123,6 +123,25 @@ impl<W: Clone + Eq + Hash + Send + Sync> OwnedHandle<W> {
         Ok((snap.key(slot), pool.slots.keys.rank(slot)))
     }
 
+    /// [`preview_ranked`](Self::preview_ranked), with the load of the rank
+    /// chosen (read from its slot: no lookup of the worker).
+    pub(crate) fn preview_loaded<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<(&W, u32, u32), Error> {
+        let snap = self.cache.load();
+        let pool = &self.anchor.pool;
+        let slot = booking::choose(pool, snap, &mut self.rng, request, selector, Intent::Preview)?;
+        Ok((snap.key(slot), pool.slots.keys.rank(slot), pool.booked_load(slot)))
+    }
+
+    /// The load booked on rank `rank` of `worker`, through the cached
+    /// snapshot; `None` when the set has no such rank now.
+    pub(crate) fn rank_load(&mut self, worker: &W, rank: u32) -> Option<u32> {
+        booking::rank_load(&self.anchor.pool, self.cache.load(), worker, rank)
+    }
+
     #[inline(always)]
     fn pick<S: Selector + ?Sized>(
         &mut self,

@@ -200,13 +200,11 @@ impl<HP: PairHandle, HD: PairHandle> Pairs<HP, HD> {
         decode_selector: &S,
         request: &PairRequest<'_>,
     ) -> Result<PairPreview<HD::Worker>, Error> {
-        let (worker, rank) = self
+        let (worker, rank, load) = self
             .decode
-            .pair_preview_ranked(decode_selector, &request.decode)?;
+            .pair_preview_loaded(decode_selector, &request.decode)?;
         let worker = worker.clone();
-        let pool = self.decode.pair_pool();
-        let load = pool.in_flight_rank(&worker, rank).unwrap_or(0);
-        let (uncached, plan) = request.decide(&self.decider, pool, &worker, || rank);
+        let (uncached, plan) = request.decide(&self.decider, self.decode.pair_pool(), &worker, || rank);
         Ok(PairPreview {
             decode: worker,
             rank,
@@ -230,11 +228,7 @@ impl<HP: PairHandle, HD: PairHandle> Pairs<HP, HD> {
         request: &PairRequest<'_>,
     ) -> Result<PairReservation<HP::Guard, HD::Guard>, Error> {
         let weight = request.decode.get_weight();
-        let unchanged = self
-            .decode
-            .pair_pool()
-            .in_flight_rank(&preview.decode, preview.rank)
-            == Some(preview.load);
+        let unchanged = self.decode.pair_rank_load(&preview.decode, preview.rank) == Some(preview.load);
         let booked = if unchanged {
             self.decode
                 .pair_reserve_rank(&preview.decode, preview.rank, weight)

@@ -56,6 +56,18 @@ pub trait PairHandle: sealed::Sealed {
         rank: u32,
         weight: u32,
     ) -> Result<Self::Guard, Error>;
+
+    /// [`Handle::preview_ranked`], with the chosen rank's load, read from
+    /// the handle's snapshot.
+    fn pair_preview_loaded<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<(&Self::Worker, u32, u32), Error>;
+
+    /// [`Pool::in_flight_rank`], through the handle's snapshot (`None` for a
+    /// worker that has left it, draining ones included).
+    fn pair_rank_load(&mut self, worker: &Self::Worker, rank: u32) -> Option<u32>;
 }
 
 /// A reservation one side of a pair holds: [`Reservation`] or
@@ -124,6 +136,18 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> PairHandle for Handle<'p, W> {
     fn pair_reserve_rank(&mut self, worker: &W, rank: u32, weight: u32) -> Result<Reservation<'p, W>, Error> {
         self.reserve_rank(worker, rank, weight)
     }
+
+    fn pair_preview_loaded<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<(&W, u32, u32), Error> {
+        self.preview_loaded(selector, request)
+    }
+
+    fn pair_rank_load(&mut self, worker: &W, rank: u32) -> Option<u32> {
+        self.rank_load(worker, rank)
+    }
 }
 
 impl<W: Clone + Eq + Hash + Send + Sync> PairHandle for OwnedHandle<W> {
@@ -174,6 +198,18 @@ impl<W: Clone + Eq + Hash + Send + Sync> PairHandle for OwnedHandle<W> {
         weight: u32,
     ) -> Result<OwnedReservation<W>, Error> {
         self.reserve_rank(worker, rank, weight)
+    }
+
+    fn pair_preview_loaded<S: Selector + ?Sized>(
+        &mut self,
+        selector: &S,
+        request: &Request<'_>,
+    ) -> Result<(&W, u32, u32), Error> {
+        self.preview_loaded(selector, request)
+    }
+
+    fn pair_rank_load(&mut self, worker: &W, rank: u32) -> Option<u32> {
+        self.rank_load(worker, rank)
     }
 }
 

@@ -58,10 +58,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     pub fn in_flight_rank(&self, worker: &W, rank: u32) -> Option<u32> {
         let snap = self.snapshot();
         match snap.ranks_of(worker) {
-            Some(ranks) => {
-                let slot = ranks.slot(rank).ok()?;
-                Some(self.reported.booked().of(slot, self.slots.counters.get(slot)))
-            }
+            Some(ranks) => Some(self.booked_load(ranks.slot(rank).ok()?)),
             None => lock(&self.writer).draining_load(worker, Some(rank), &self.slots),
         }
     }
@@ -140,5 +137,13 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// is not available on this CPU.
     pub fn scan_backend(&self) -> Backend {
         self.backend.backend()
+    }
+}
+
+impl<W> Pool<W> {
+    /// The load booked on `slot`: its counter, less any reported load on it.
+    #[inline]
+    pub(crate) fn booked_load(&self, slot: u32) -> u32 {
+        self.reported.booked().of(slot, self.slots.counters.get(slot))
     }
 }
