@@ -189,6 +189,21 @@ pub(crate) fn reserve_worker<W: Eq + core::hash::Hash>(
     book(pool, snap, slot, weight)
 }
 
+/// A preview (see [`choose`]) with the chosen worker, its rank and the load
+/// booked on it, read from its slot: no lookup of the worker. Inlined into
+/// each handle's method, as its body was before it came here.
+#[inline(always)]
+pub(crate) fn preview_loaded<'s, W, S: Selector + ?Sized>(
+    pool: &Pool<W>,
+    snap: &'s Snapshot<W>,
+    rng: &mut Rng,
+    request: &Request<'_>,
+    selector: &S,
+) -> Result<(&'s W, u32, u32), Error> {
+    let slot = choose(pool, snap, rng, request, selector, Intent::Preview)?;
+    Ok((snap.key(slot), pool.slots.keys.rank(slot), pool.booked_load(slot)))
+}
+
 /// The load booked on rank `rank` of `worker` in `snap` (as
 /// [`Pool::in_flight_rank`] reads it), if `snap` has that rank.
 pub(crate) fn rank_load<W: Eq + core::hash::Hash>(

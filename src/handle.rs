@@ -213,19 +213,13 @@ impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
     }
 
     /// [`preview_ranked`](Self::preview_ranked), with the load of the rank
-    /// chosen (read from its slot: no lookup of the worker).
+    /// chosen ([`booking::preview_loaded`]).
     pub(crate) fn preview_loaded<S: Selector + ?Sized>(
         &mut self,
         selector: &S,
         request: &Request<'_>,
     ) -> Result<(&W, u32, u32), Error> {
-        let snap = self.cache.load();
-        let slot = booking::choose(self.pool, snap, &mut self.rng, request, selector, Intent::Preview)?;
-        Ok((
-            snap.key(slot),
-            self.pool.slots.keys.rank(slot),
-            self.pool.booked_load(slot),
-        ))
+        booking::preview_loaded(self.pool, self.cache.load(), &mut self.rng, request, selector)
     }
 
     /// The load booked on rank `rank` of `worker`, through the cached

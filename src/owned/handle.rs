@@ -124,16 +124,19 @@ impl<W: Clone + Eq + Hash + Send + Sync> OwnedHandle<W> {
     }
 
     /// [`preview_ranked`](Self::preview_ranked), with the load of the rank
-    /// chosen (read from its slot: no lookup of the worker).
+    /// chosen ([`booking::preview_loaded`]).
     pub(crate) fn preview_loaded<S: Selector + ?Sized>(
         &mut self,
         selector: &S,
         request: &Request<'_>,
     ) -> Result<(&W, u32, u32), Error> {
-        let snap = self.cache.load();
-        let pool = &self.anchor.pool;
-        let slot = booking::choose(pool, snap, &mut self.rng, request, selector, Intent::Preview)?;
-        Ok((snap.key(slot), pool.slots.keys.rank(slot), pool.booked_load(slot)))
+        booking::preview_loaded(
+            &self.anchor.pool,
+            self.cache.load(),
+            &mut self.rng,
+            request,
+            selector,
+        )
     }
 
     /// The load booked on rank `rank` of `worker`, through the cached

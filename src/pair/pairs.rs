@@ -296,7 +296,7 @@ impl<HP: PairHandle, HD: PairHandle> Pairs<HP, HD> {
                 // its move into the pair then read back two stores with one
                 // 16-byte load (a store-forwarding stall on the hot path).
                 let share = request.prefill.get_weight();
-                let mut pair = PairReservation::local(decode, 0);
+                let mut pair = PairReservation::local(decode);
                 pair.decode_guard_mut().add_charge(share)?;
                 pair.set_local_share(share);
                 Ok(pair)

@@ -53,12 +53,14 @@ impl<P: PairGuard, D: PairGuard> PairReservation<P, D> {
         }
     }
 
+    /// A local pair whose prefill share is not charged yet
+    /// ([`set_local_share`](Self::set_local_share) records it once it is).
     #[inline(always)]
-    pub(crate) fn local(decode: D, prefill_share: u32) -> Self {
+    pub(crate) fn local(decode: D) -> Self {
         Self {
             prefill: None,
             decode,
-            local_prefill: prefill_share,
+            local_prefill: 0,
             plan: Plan::Local,
         }
     }

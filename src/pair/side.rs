@@ -92,125 +92,74 @@ impl<W: Clone + Eq + Hash + Send + Sync> sealed::Sealed for OwnedHandle<W> {}
 impl<W> sealed::Sealed for Reservation<'_, W> {}
 impl<W> sealed::Sealed for OwnedReservation<W> {}
 
+/// The body of [`PairHandle`] for a handle whose bookings are `$guard`: each
+/// method the handle's own.
+macro_rules! forward_pair_handle {
+    ($guard:ty) => {
+        type Worker = W;
+        type Guard = $guard;
+
+        fn pair_pool(&self) -> &Pool<W> {
+            self.pool()
+        }
+
+        #[inline]
+        fn pair_preview<S: Selector + ?Sized>(
+            &mut self,
+            selector: &S,
+            request: &Request<'_>,
+        ) -> Result<&W, Error> {
+            self.preview_with(selector, request)
+        }
+
+        // Always, and the booking inlined too: a call here cost a pair about
+        // 18 instructions a side in register saves alone (the gate's `pair_*`).
+        #[inline(always)]
+        fn pair_reserve<S: Selector + ?Sized>(
+            &mut self,
+            selector: &S,
+            request: &Request<'_>,
+        ) -> Result<$guard, Error> {
+            self.reserve_inlined(selector, request)
+        }
+
+        fn pair_reserve_worker(&mut self, worker: &W, weight: u32) -> Result<$guard, Error> {
+            self.reserve_worker(worker, weight)
+        }
+
+        #[inline]
+        fn pair_preview_ranked<S: Selector + ?Sized>(
+            &mut self,
+            selector: &S,
+            request: &Request<'_>,
+        ) -> Result<(&W, u32), Error> {
+            self.preview_ranked(selector, request)
+        }
+
+        fn pair_reserve_rank(&mut self, worker: &W, rank: u32, weight: u32) -> Result<$guard, Error> {
+            self.reserve_rank(worker, rank, weight)
+        }
+
+        fn pair_preview_loaded<S: Selector + ?Sized>(
+            &mut self,
+            selector: &S,
+            request: &Request<'_>,
+        ) -> Result<(&W, u32, u32), Error> {
+            self.preview_loaded(selector, request)
+        }
+
+        fn pair_rank_load(&mut self, worker: &W, rank: u32) -> Option<u32> {
+            self.rank_load(worker, rank)
+        }
+    };
+}
+
 impl<'p, W: Clone + Eq + Hash + Send + Sync> PairHandle for Handle<'p, W> {
-    type Worker = W;
-    type Guard = Reservation<'p, W>;
-
-    fn pair_pool(&self) -> &Pool<W> {
-        self.pool()
-    }
-
-    #[inline]
-    fn pair_preview<S: Selector + ?Sized>(
-        &mut self,
-        selector: &S,
-        request: &Request<'_>,
-    ) -> Result<&W, Error> {
-        self.preview_with(selector, request)
-    }
-
-    // Always, and the booking inlined too: a call here cost a pair about
-    // 18 instructions a side in register saves alone (the gate's `pair_*`).
-    #[inline(always)]
-    fn pair_reserve<S: Selector + ?Sized>(
-        &mut self,
-        selector: &S,
-        request: &Request<'_>,
-    ) -> Result<Reservation<'p, W>, Error> {
-        self.reserve_inlined(selector, request)
-    }
-
-    fn pair_reserve_worker(&mut self, worker: &W, weight: u32) -> Result<Reservation<'p, W>, Error> {
-        self.reserve_worker(worker, weight)
-    }
-
-    #[inline]
-    fn pair_preview_ranked<S: Selector + ?Sized>(
-        &mut self,
-        selector: &S,
-        request: &Request<'_>,
-    ) -> Result<(&W, u32), Error> {
-        self.preview_ranked(selector, request)
-    }
-
-    fn pair_reserve_rank(&mut self, worker: &W, rank: u32, weight: u32) -> Result<Reservation<'p, W>, Error> {
-        self.reserve_rank(worker, rank, weight)
-    }
-
-    fn pair_preview_loaded<S: Selector + ?Sized>(
-        &mut self,
-        selector: &S,
-        request: &Request<'_>,
-    ) -> Result<(&W, u32, u32), Error> {
-        self.preview_loaded(selector, request)
-    }
-
-    fn pair_rank_load(&mut self, worker: &W, rank: u32) -> Option<u32> {
-        self.rank_load(worker, rank)
-    }
+    forward_pair_handle!(Reservation<'p, W>);
 }
 
 impl<W: Clone + Eq + Hash + Send + Sync> PairHandle for OwnedHandle<W> {
-    type Worker = W;
-    type Guard = OwnedReservation<W>;
-
-    fn pair_pool(&self) -> &Pool<W> {
-        self.pool()
-    }
-
-    #[inline]
-    fn pair_preview<S: Selector + ?Sized>(
-        &mut self,
-        selector: &S,
-        request: &Request<'_>,
-    ) -> Result<&W, Error> {
-        self.preview_with(selector, request)
-    }
-
-    // Always, and the booking inlined too: a call here cost a pair about
-    // 18 instructions a side in register saves alone (the gate's `pair_*`).
-    #[inline(always)]
-    fn pair_reserve<S: Selector + ?Sized>(
-        &mut self,
-        selector: &S,
-        request: &Request<'_>,
-    ) -> Result<OwnedReservation<W>, Error> {
-        self.reserve_inlined(selector, request)
-    }
-
-    fn pair_reserve_worker(&mut self, worker: &W, weight: u32) -> Result<OwnedReservation<W>, Error> {
-        self.reserve_worker(worker, weight)
-    }
-
-    #[inline]
-    fn pair_preview_ranked<S: Selector + ?Sized>(
-        &mut self,
-        selector: &S,
-        request: &Request<'_>,
-    ) -> Result<(&W, u32), Error> {
-        self.preview_ranked(selector, request)
-    }
-
-    fn pair_reserve_rank(
-        &mut self,
-        worker: &W,
-        rank: u32,
-        weight: u32,
-    ) -> Result<OwnedReservation<W>, Error> {
-        self.reserve_rank(worker, rank, weight)
-    }
-
-    fn pair_preview_loaded<S: Selector + ?Sized>(
-        &mut self,
-        selector: &S,
-        request: &Request<'_>,
-    ) -> Result<(&W, u32, u32), Error> {
-        self.preview_loaded(selector, request)
-    }
-
-    fn pair_rank_load(&mut self, worker: &W, rank: u32) -> Option<u32> {
-        self.rank_load(worker, rank)
-    }
+    forward_pair_handle!(OwnedReservation<W>);
 }
 
 impl<W: Clone + Eq + Hash + Send + Sync> PairGuard for Reservation<'_, W> {
