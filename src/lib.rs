@@ -90,6 +90,7 @@ mod names;
 mod owned;
 mod pair;
 mod pool;
+pub mod prefix;
 mod registry;
 mod remap;
 mod reports;

@@ -25,6 +25,16 @@ pub(crate) mod atomic {
 
 pub(crate) use crossbeam_utils::CachePadded;
 
+/// One turn of a reader's wait for a writer (under loom, a yield, so the
+/// model lets the writer run).
+#[inline(always)]
+pub(crate) fn spin() {
+    #[cfg(not(loom))]
+    core::hint::spin_loop();
+    #[cfg(loom)]
+    loom::thread::yield_now();
+}
+
 /// Locks a writer mutex, recovering from poisoning: a writer runs all of the
 /// key type's code before it changes anything (see `membership`), so a panic
 /// under the lock leaves the state as it was before the call.

@@ -283,3 +283,54 @@ fn round_robin_hands_out_each_ticket_once() {
         assert_eq!(c, (total + n - 1 - k) / n, "worker {k}: {counts:?}");
     }
 }
+
+/// Lookups while a writer stores, removes, clears and reuses holder numbers
+/// on the same blocks: a block stored before the lookups began and never
+/// removed is always seen, and no worker is credited blocks it never stored
+/// (worker 3 takes worker 1's freed number, for other blocks, over and over).
+#[test]
+fn prefix_lookups_see_what_was_stored_and_nothing_else() {
+    use workerpick::CacheHits;
+    use workerpick::prefix::{BlockKey, IndexConfig, Matches, PrefixIndex};
+    let pool = Pool::from_workers(0u64..4).unwrap();
+    let config = IndexConfig::exact(16).capacity(256).entries(512).max_holders(8);
+    let index = PrefixIndex::new(config).unwrap();
+    let shared: Vec<BlockKey> = (0..32).map(BlockKey::from_raw).collect();
+    let other: Vec<BlockKey> = (500..532).map(BlockKey::from_raw).collect();
+    index.stored(&pool, &0, 0, &shared).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let (mut m, mut hits) = (Matches::new(), CacheHits::new());
+                    let mut budget = Budget::new(200_000);
+                    let mut seen_one = 0u64;
+                    while budget.next() && !stop.load(Ordering::Relaxed) {
+                        index.lookup(&shared, &mut m);
+                        m.fill(&pool, &mut hits);
+                        assert_eq!(hits.held_by(&pool, &0), 32, "a stable holding vanished");
+                        assert_eq!(hits.held_by(&pool, &3), 0, "credit for blocks never stored");
+                        seen_one += u64::from(hits.held_by(&pool, &1) > 0);
+                    }
+                    seen_one
+                })
+            })
+            .collect();
+        let mut budget = Budget::new(20_000);
+        while budget.next() {
+            index.stored(&pool, &1, 0, &shared).unwrap();
+            index.routed(&pool, &2, 0, &shared[..8]).unwrap();
+            index.removed(&1, 0, &shared[16..]);
+            index.cleared(&1, None);
+            index.stored(&pool, &3, 0, &other).unwrap();
+            index.cleared(&3, None);
+            index.removed(&2, 0, &shared[..8]);
+        }
+        stop.store(true, Ordering::Relaxed);
+        let seen: u64 = readers.into_iter().map(|r| r.join().unwrap()).sum();
+        assert!(cfg!(miri) || seen > 0, "the readers never overlapped a store");
+    });
+    let s = index.stats();
+    assert_eq!((s.holdings, s.dropped_full), (32, 0));
+}

@@ -142,6 +142,22 @@ impl WorkerToken {
         Some(Self::at(pool.id(), &snap.view, slot))
     }
 
+    /// The token with these parts (as an index stored them).
+    #[inline(always)]
+    pub(crate) fn from_parts(pool: u64, slot: u32, generation: u32) -> Self {
+        Self {
+            pool,
+            slot,
+            generation,
+        }
+    }
+
+    /// The slot and identity generation the token names.
+    #[inline(always)]
+    pub(crate) fn parts(self) -> (u32, u32) {
+        (self.slot, self.generation)
+    }
+
     fn at(pool: u64, view: &SetView, slot: u32) -> Self {
         Self {
             pool,

@@ -34,6 +34,7 @@ mod layout;
 mod owned;
 mod panic_safety;
 mod phased;
+mod prefix;
 mod ranks;
 mod registry;
 mod reported;

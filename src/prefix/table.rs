@@ -1,0 +1,135 @@
+//! The index's shared memory, written by one writer at a time and read by
+//! any number of lookups without a lock: a fixed open-addressing table of
+//! blocks, each heading a list of holder entries in a fixed arena, and the
+//! holders' identities. Every block slot is a seqlock: the writer makes its
+//! sequence odd, changes the slot or its list, makes it even again; a reader
+//! that saw the same even sequence before and after read a consistent list.
+
+use super::key::fmix;
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+
+/// `Slot::head` of a slot never used (ends a probe).
+pub(super) const EMPTY: u32 = 0;
+/// `Slot::head` of a slot whose block went (a probe goes on past it).
+pub(super) const TOMB: u32 = u32::MAX;
+/// `Entry::expires` of an entry from events (never expires).
+pub(super) const NEVER: u64 = u64::MAX;
+
+/// One block: its key and the head of its entry list (entry index + 1).
+#[derive(Debug, Default)]
+pub(super) struct Slot {
+    pub(super) seq: AtomicU32,
+    pub(super) head: AtomicU32,
+    pub(super) key: AtomicU64,
+}
+
+/// Up to 64 holders of one block: holders `64·group .. 64·group + 63`
+/// whose bits are set, until `expires` (ms on the index's clock).
+#[derive(Debug, Default)]
+pub(super) struct Entry {
+    pub(super) mask: AtomicU64,
+    pub(super) expires: AtomicU64,
+    pub(super) group: AtomicU32,
+    pub(super) next: AtomicU32,
+}
+
+/// Holder state: free, holding, degraded (credit 0), or retired.
+pub(super) const LIVE: u32 = 1;
+pub(super) const DEGRADED: u32 = 2;
+
+/// A (worker, rank) holder: its token in the pool and its state.
+#[derive(Debug, Default)]
+pub(super) struct Holder {
+    pub(super) slot: AtomicU32,
+    pub(super) generation: AtomicU32,
+    pub(super) state: AtomicU32,
+}
+
+pub(super) struct Table {
+    pub(super) slots: Box<[Slot]>,
+    pub(super) entries: Box<[Entry]>,
+    pub(super) holders: Box<[Holder]>,
+    /// Holders ever handed out (readers size their scratch by it).
+    pub(super) holder_count: AtomicU32,
+    /// Odd while a holder number is being given to a new (worker, rank),
+    /// bumped after: a lookup that spans a reuse starts again.
+    pub(super) reuse_seq: AtomicU32,
+}
+
+/// A slot's first probe position for `key`.
+#[inline(always)]
+pub(super) fn home(key: u64, slots: usize) -> usize {
+    (fmix(key) as usize) & (slots - 1)
+}
+
+impl Table {
+    pub(super) fn new(slots: usize, entries: usize, holders: usize) -> Self {
+        Self {
+            slots: (0..slots).map(|_| Slot::default()).collect(),
+            entries: (0..entries).map(|_| Entry::default()).collect(),
+            holders: (0..holders).map(|_| Holder::default()).collect(),
+            holder_count: AtomicU32::new(0),
+            reuse_seq: AtomicU32::new(0),
+        }
+    }
+
+    /// Bytes the table holds (what the capacity costs, allocated up front).
+    pub(super) fn bytes(&self) -> usize {
+        size_of_val(&*self.slots) + size_of_val(&*self.entries) + size_of_val(&*self.holders)
+    }
+
+    /// Reads the holder groups of block `key` live at `now` into `out`
+    /// (`(group, mask)`, a group may repeat): `false` if the block is not
+    /// held. Lock-free: retries a slot only while its writer changes it.
+    pub(super) fn read_block(&self, key: u64, now: u64, out: &mut Vec<(u32, u64)>) -> bool {
+        let n = self.slots.len();
+        let mut at = home(key, n);
+        let mut probes = 0;
+        while probes < n {
+            let slot = &self.slots[at];
+            let s1 = slot.seq.load(Ordering::Acquire);
+            if s1 & 1 == 1 {
+                crate::sync::spin();
+                continue;
+            }
+            let head = slot.head.load(Ordering::Relaxed);
+            let k = slot.key.load(Ordering::Relaxed);
+            if head == EMPTY || (head != TOMB && k == key) {
+                out.clear();
+                let found = head != EMPTY && self.walk(head, now, out);
+                fence(Ordering::Acquire);
+                if slot.seq.load(Ordering::Relaxed) == s1 {
+                    return found;
+                }
+                continue;
+            }
+            at = (at + 1) & (n - 1);
+            probes += 1;
+        }
+        out.clear();
+        false
+    }
+
+    /// The live groups of the list from `head`: `false` on a list cut short
+    /// (read while changing: the caller's validation then fails).
+    #[inline]
+    fn walk(&self, head: u32, now: u64, out: &mut Vec<(u32, u64)>) -> bool {
+        let mut at = head;
+        let mut steps = 0;
+        while at != 0 && at != TOMB {
+            let Some(e) = self.entries.get(at as usize - 1) else {
+                return false;
+            };
+            let mask = e.mask.load(Ordering::Relaxed);
+            if mask != 0 && e.expires.load(Ordering::Relaxed) > now {
+                out.push((e.group.load(Ordering::Relaxed), mask));
+            }
+            at = e.next.load(Ordering::Relaxed);
+            steps += 1;
+            if steps > self.entries.len() {
+                return false;
+            }
+        }
+        true
+    }
+}
