@@ -2,7 +2,10 @@
 //! nothing once its buffers fit the index.
 
 use super::key::BlockKey;
-use super::table::{LIVE, Table};
+use super::table::{EMPTY, LIVE, Probe, Table};
+
+/// Blocks a lookup reads side by side.
+const BATCH: usize = 8;
 use crate::load::credit::{CacheHits, WorkerToken};
 use crate::pool::Pool;
 use crate::sync::atomic::{Ordering, fence};
@@ -138,28 +141,85 @@ impl Matches {
 
     fn walk(&mut self, t: &Table, pool: u64, keys: &[BlockKey], now: u64) {
         self.begin(t, keys.len());
+        let Some((first, rest)) = keys.split_first() else {
+            return;
+        };
         let mut block = std::mem::take(&mut self.block);
-        for (i, key) in keys.iter().enumerate() {
-            if !t.read_block(key.raw(), now, &mut block) {
-                block.clear();
-            }
-            if i == 0 {
-                for &(g, m) in &block {
-                    self.join(g, m);
-                }
-            } else {
-                self.narrow(t, pool, &block, i as u32);
-            }
+        t.read_block(first.raw(), now, &mut |e| match e {
+            Some(e) => block.push(e),
+            None => block.clear(),
+        });
+        for &(g, m) in &block {
+            self.join(g, m);
+        }
+        self.block = block;
+        let mut done = 1;
+        for batch in rest.chunks(BATCH) {
             if self.active.is_empty() {
                 break;
             }
+            self.read_batch(t, batch, now);
+            self.narrow(t, pool, batch.len(), done);
+            done += batch.len() as u32;
         }
-        let all = keys.len() as u32;
         for p in 0..self.active.len() {
             let (g, m) = self.active[p];
-            self.emit(t, pool, g, m, all);
+            self.emit(t, pool, g, m, keys.len() as u32);
         }
-        self.block = block;
+    }
+
+    /// Reads up to [`BATCH`] blocks side by side (one step of each list in
+    /// turn, so their entries' cache misses overlap rather than queue behind
+    /// each other), into `acc`: row `j`, column `p` holds block `j`'s holders
+    /// in active group `p`.
+    fn read_batch(&mut self, t: &Table, batch: &[BlockKey], now: u64) {
+        let len = self.active.len();
+        let (pos, stamp, acc) = (&self.pos, self.stamp, &mut self.acc);
+        acc.clear();
+        acc.resize(batch.len() * len, 0);
+        let column = |g: u32| match pos.get(g as usize) {
+            Some(&p) if (p >> 32) as u32 == stamp => Some(p as u32 as usize),
+            _ => None,
+        };
+        let mut probes = [Probe::default(); BATCH];
+        let mut at = [EMPTY; BATCH];
+        for (j, key) in batch.iter().enumerate() {
+            probes[j] = t.probe(key.raw());
+            at[j] = probes[j].head;
+        }
+        for _ in 0..=t.entries.len() {
+            let mut moving = false;
+            for j in 0..batch.len() {
+                if at[j] == EMPTY {
+                    continue;
+                }
+                let (pair, next) = t.step(at[j], now);
+                if let Some((g, m)) = pair
+                    && let Some(p) = column(g)
+                {
+                    acc[j * len + p] |= m;
+                }
+                at[j] = next;
+                moving = true;
+            }
+            if !moving {
+                break;
+            }
+        }
+        fence(Ordering::Acquire);
+        for (j, key) in batch.iter().enumerate() {
+            if !t.still(&probes[j]) {
+                let row = &mut acc[j * len..(j + 1) * len];
+                t.read_block(key.raw(), now, &mut |e| match e {
+                    Some((g, m)) => {
+                        if let Some(p) = column(g) {
+                            row[p] |= m;
+                        }
+                    }
+                    None => row.fill(0),
+                });
+            }
+        }
     }
 
     /// Block 0: holder group `g` holds it for the holders in `m`.
@@ -175,26 +235,30 @@ impl Matches {
         }
     }
 
-    /// Block `i`: the active holders not in `block` matched `i` blocks.
-    fn narrow(&mut self, t: &Table, pool: u64, block: &[(u32, u64)], i: u32) {
-        self.acc.clear();
-        self.acc.resize(self.active.len(), 0);
-        for &(g, m) in block {
-            if let Some(&pos) = self.pos.get(g as usize)
-                && (pos >> 32) as u32 == self.stamp
-            {
-                self.acc[pos as u32 as usize] |= m;
+    /// The `rows` blocks after the first `done`, read into `acc`: the
+    /// active holders missing from one matched the blocks before it.
+    fn narrow(&mut self, t: &Table, pool: u64, rows: usize, done: u32) {
+        let len = self.active.len();
+        for j in 0..rows {
+            let mut any = false;
+            for p in 0..len {
+                let (g, m) = self.active[p];
+                let keep = m & self.acc[j * len + p];
+                if m & !keep != 0 {
+                    self.emit(t, pool, g, m & !keep, done + j as u32);
+                }
+                self.active[p].1 = keep;
+                any |= keep != 0;
+            }
+            if !any {
+                break;
             }
         }
         let mut kept = 0;
-        for p in 0..self.active.len() {
+        for p in 0..len {
             let (g, m) = self.active[p];
-            let keep = m & self.acc[p];
-            if m & !keep != 0 {
-                self.emit(t, pool, g, m & !keep, i);
-            }
-            if keep != 0 {
-                self.active[kept] = (g, keep);
+            if m != 0 {
+                self.active[kept] = (g, m);
                 self.pos[g as usize] = u64::from(self.stamp) << 32 | kept as u64;
                 kept += 1;
             } else {

@@ -78,58 +78,97 @@ impl Table {
         size_of_val(&*self.slots) + size_of_val(&*self.entries) + size_of_val(&*self.holders)
     }
 
-    /// Reads the holder groups of block `key` live at `now` into `out`
-    /// (`(group, mask)`, a group may repeat): `false` if the block is not
-    /// held. Lock-free: retries a slot only while its writer changes it.
-    pub(super) fn read_block(&self, key: u64, now: u64, out: &mut Vec<(u32, u64)>) -> bool {
+    /// Finds block `key`'s slot and the (even) sequence it had: the head of
+    /// its list, or `EMPTY` when the block is not held. A read of the list
+    /// from that head is the block's when [`still`](Self::still) says the
+    /// sequence did not move.
+    #[inline]
+    pub(super) fn probe(&self, key: u64) -> Probe {
         let n = self.slots.len();
         let mut at = home(key, n);
         let mut probes = 0;
         while probes < n {
             let slot = &self.slots[at];
-            let s1 = slot.seq.load(Ordering::Acquire);
-            if s1 & 1 == 1 {
+            let seq = slot.seq.load(Ordering::Acquire);
+            if seq & 1 == 1 {
                 crate::sync::spin();
                 continue;
             }
             let head = slot.head.load(Ordering::Relaxed);
-            let k = slot.key.load(Ordering::Relaxed);
-            if head == EMPTY || (head != TOMB && k == key) {
-                out.clear();
-                let found = head != EMPTY && self.walk(head, now, out);
-                fence(Ordering::Acquire);
-                if slot.seq.load(Ordering::Relaxed) == s1 {
-                    return found;
-                }
-                continue;
+            if head == EMPTY || (head != TOMB && slot.key.load(Ordering::Relaxed) == key) {
+                return Probe {
+                    slot: at as u32,
+                    seq,
+                    head,
+                };
             }
             at = (at + 1) & (n - 1);
             probes += 1;
         }
-        out.clear();
-        false
+        Probe {
+            slot: u32::MAX,
+            seq: 0,
+            head: EMPTY,
+        }
     }
 
-    /// The live groups of the list from `head`: `false` on a list cut short
-    /// (read while changing: the caller's validation then fails).
-    #[inline]
-    fn walk(&self, head: u32, now: u64, out: &mut Vec<(u32, u64)>) -> bool {
-        let mut at = head;
-        let mut steps = 0;
-        while at != 0 && at != TOMB {
-            let Some(e) = self.entries.get(at as usize - 1) else {
-                return false;
-            };
-            let mask = e.mask.load(Ordering::Relaxed);
-            if mask != 0 && e.expires.load(Ordering::Relaxed) > now {
-                out.push((e.group.load(Ordering::Relaxed), mask));
+    /// Whether the slot `p` read has not changed since (after an acquire
+    /// fence that orders the list's reads before this one).
+    #[inline(always)]
+    pub(super) fn still(&self, p: &Probe) -> bool {
+        self.slots
+            .get(p.slot as usize)
+            .is_none_or(|s| s.seq.load(Ordering::Relaxed) == p.seq)
+    }
+
+    /// Entry `at` (index + 1) of a list: its live `(group, mask)` at `now`,
+    /// if any, and the next entry (`EMPTY` past the end, or on an index out
+    /// of range, which only a read during a change can see).
+    #[inline(always)]
+    pub(super) fn step(&self, at: u32, now: u64) -> (Option<(u32, u64)>, u32) {
+        let Some(e) = self.entries.get((at as usize).wrapping_sub(1)) else {
+            return (None, EMPTY);
+        };
+        let mask = e.mask.load(Ordering::Relaxed);
+        let live = mask != 0 && e.expires.load(Ordering::Relaxed) > now;
+        let next = e.next.load(Ordering::Relaxed);
+        (
+            live.then(|| (e.group.load(Ordering::Relaxed), mask)),
+            if next == TOMB { EMPTY } else { next },
+        )
+    }
+
+    /// Reads the holder groups of block `key` live at `now` into `visit`
+    /// (`Some((group, mask))`, a group may repeat), after a `visit(None)`
+    /// that resets it. Lock-free: when the block changed during the read, it
+    /// resets and reads again (only while its writer changes it).
+    pub(super) fn read_block(&self, key: u64, now: u64, visit: &mut impl FnMut(Option<(u32, u64)>)) {
+        loop {
+            let p = self.probe(key);
+            visit(None);
+            let mut at = p.head;
+            let mut steps = 0;
+            while at != EMPTY && steps <= self.entries.len() {
+                let (pair, next) = self.step(at, now);
+                if pair.is_some() {
+                    visit(pair);
+                }
+                at = next;
+                steps += 1;
             }
-            at = e.next.load(Ordering::Relaxed);
-            steps += 1;
-            if steps > self.entries.len() {
-                return false;
+            fence(Ordering::Acquire);
+            if self.still(&p) {
+                return;
             }
         }
-        true
     }
+}
+
+/// Where a lookup found a block (see [`Table::probe`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Probe {
+    slot: u32,
+    seq: u32,
+    /// The list's first entry (index + 1), `EMPTY` for a block not held.
+    pub(super) head: u32,
 }

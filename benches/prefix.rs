@@ -1,0 +1,196 @@
+//! The prefix index: a lookup of a 128-block prompt, and applying events,
+//! beside a reference that follows Dynamo's design (a radix tree of block
+//! hashes under one `RwLock`, each node with a `HashSet` of workers; a lookup
+//! walks the prompt down the tree and scores each worker by the depth it is
+//! last seen at). Groups are `prefix-lookup/workers` and `prefix-apply`:
+//!
+//! - `prefix-lookup/1024`: 1 024 workers, every other one holding the first
+//!   1-128 blocks of the prompt (512 holders);
+//! - `prefix-lookup/100000`: 100 000 workers, each holding 8 blocks of its
+//!   own, and 512 of them (spread over the numbering) a prefix of the prompt
+//!   as above: the lookup's time is in the holders it meets, not the pool;
+//! - `prefix-apply/store-remove`: one "stored" event of 16 blocks and its
+//!   "removed" (32 block events), on an index of 1 024 holders.
+//!
+//! `workerpick` is `lookup` into `Matches` then `Matches::fill` into the
+//! `CacheHits` a cost pick reads; `workerpick-lookup` the lookup alone;
+//! `reference` the radix tree's scores (a `HashMap` of worker to depth).
+
+mod common;
+
+use common::cpu_time::CpuTime;
+use common::results::{Results, facts, load_average};
+use common::settings;
+use criterion::{BenchmarkId, Criterion};
+use std::collections::{HashMap, HashSet};
+use std::hint::black_box;
+use std::sync::RwLock;
+use workerpick::prefix::{BlockKey, IndexConfig, Matches, PrefixIndex, keys_of_tokens};
+use workerpick::{CacheHits, Pool};
+
+const PROMPT_BLOCKS: usize = 128;
+
+/// A Dynamo-style radix tree: children by block key, workers per node.
+#[derive(Default)]
+struct Node {
+    children: HashMap<u64, Node>,
+    workers: HashSet<u32>,
+}
+
+#[derive(Default)]
+struct Reference(RwLock<Node>);
+
+impl Reference {
+    fn stored(&self, worker: u32, keys: &[BlockKey]) {
+        let mut root = self.0.write().unwrap();
+        let mut at = &mut *root;
+        for k in keys {
+            at = at.children.entry(k.raw()).or_default();
+            at.workers.insert(worker);
+        }
+    }
+
+    fn find_matches(&self, keys: &[BlockKey]) -> HashMap<u32, u32> {
+        let root = self.0.read().unwrap();
+        let mut scores = HashMap::new();
+        let mut at = &*root;
+        for (depth, k) in keys.iter().enumerate() {
+            let Some(next) = at.children.get(&k.raw()) else {
+                break;
+            };
+            for &w in &next.workers {
+                scores.insert(w, depth as u32 + 1);
+            }
+            at = next;
+        }
+        scores
+    }
+}
+
+fn prompt(seed: u32) -> Vec<BlockKey> {
+    let tokens: Vec<u32> = (0..(PROMPT_BLOCKS * 16) as u32)
+        .map(|t| t.wrapping_mul(2_654_435_761) ^ seed)
+        .collect();
+    let mut keys = Vec::new();
+    keys_of_tokens(&tokens, 16, 0, &mut keys);
+    keys
+}
+
+struct Fleet {
+    pool: Pool<u32>,
+    index: PrefixIndex<u32>,
+    reference: Reference,
+    prompt: Vec<BlockKey>,
+}
+
+/// `n` workers; `holders` of them, spread evenly, hold a prefix of the
+/// prompt (1-128 blocks); with `own`, every worker also holds 8 blocks of
+/// its own first (so it has a holder number).
+fn fleet(n: u32, holders: u32, own: bool) -> Fleet {
+    let pool = Pool::with_max_workers(n as usize).unwrap();
+    for w in 0..n {
+        pool.insert(w).unwrap();
+    }
+    let config = IndexConfig::exact(16)
+        .capacity(if own { 1 << 20 } else { 1 << 12 })
+        .entries(if own { 1 << 21 } else { 1 << 14 })
+        .max_holders(n);
+    let index = PrefixIndex::new(config).unwrap();
+    let reference = Reference::default();
+    if own {
+        for w in 0..n {
+            let mine = prompt(w + 1);
+            index.stored(&pool, &w, 0, &mine[..8]).unwrap();
+            reference.stored(w, &mine[..8]);
+        }
+    }
+    let p = prompt(0);
+    let stride = n / holders;
+    for i in 0..holders {
+        let w = i * stride;
+        let depth = (i as usize * 7) % PROMPT_BLOCKS + 1;
+        index.stored(&pool, &w, 0, &p[..depth]).unwrap();
+        reference.stored(w, &p[..depth]);
+    }
+    assert_eq!(index.stats().dropped_full, 0);
+    Fleet {
+        pool,
+        index,
+        reference,
+        prompt: p,
+    }
+}
+
+fn lookup(c: &mut Criterion<CpuTime>) {
+    for (n, own) in [(1024u32, false), (100_000, true)] {
+        let f = fleet(n, 512, own);
+        let mut g = c.benchmark_group(format!("prefix-lookup/{n}"));
+        g.sample_size(settings::samples(50));
+        let (mut m, mut hits) = (Matches::new(), CacheHits::new());
+        f.index.lookup(&f.prompt, &mut m);
+        assert_eq!(m.iter().count(), 512);
+        assert_eq!(f.reference.find_matches(&f.prompt).len(), 512);
+        g.bench_function(BenchmarkId::new("lookup-fill", "workerpick"), |b| {
+            b.iter(|| {
+                f.index.lookup(black_box(&f.prompt), &mut m);
+                m.fill(&f.pool, &mut hits);
+            })
+        });
+        g.bench_function(BenchmarkId::new("lookup", "workerpick"), |b| {
+            b.iter(|| f.index.lookup(black_box(&f.prompt), &mut m))
+        });
+        g.bench_function(BenchmarkId::new("lookup", "reference"), |b| {
+            b.iter(|| f.reference.find_matches(black_box(&f.prompt)))
+        });
+        g.finish();
+    }
+}
+
+fn apply(c: &mut Criterion<CpuTime>) {
+    let f = fleet(1024, 512, false);
+    let batch = &prompt(99)[..16];
+    let mut g = c.benchmark_group("prefix-apply");
+    let mut w = 0u32;
+    g.bench_function(BenchmarkId::new("store-remove-16", "workerpick"), |b| {
+        b.iter(|| {
+            w = (w + 1) % 1024;
+            f.index.stored(&f.pool, &w, 0, black_box(batch)).unwrap();
+            f.index.removed(&w, 0, black_box(batch));
+        })
+    });
+    g.finish();
+}
+
+fn table(r: &Results) -> String {
+    let mut out = String::from(
+        "| workers | lookup + fill | lookup | reference | ratio |\n|---:|---:|---:|---:|---:|\n",
+    );
+    for n in [1024, 100_000] {
+        let id = |f: &str, p: &str| format!("prefix-lookup/{n}/{f}/{p}");
+        out += &format!(
+            "| {} | {} | {} | {} | {} |\n",
+            common::results::thousands(n),
+            r.cell(&id("lookup-fill", "workerpick")),
+            r.cell(&id("lookup", "workerpick")),
+            r.cell(&id("lookup", "reference")),
+            r.ratio(&id("lookup", "reference"), &id("lookup-fill", "workerpick")),
+        );
+    }
+    out += &format!(
+        "\nApply, one stored and one removed event of 16 blocks each (32 block events): {}\n",
+        r.cell("prefix-apply/store-remove-16/workerpick")
+    );
+    out
+}
+
+fn main() {
+    let (start, load) = (std::time::SystemTime::now(), load_average());
+    let mut c = settings::criterion(CpuTime).configure_from_args();
+    lookup(&mut c);
+    apply(&mut c);
+    c.final_summary();
+    if !common::test_mode() {
+        let r = Results::since(start);
+        println!("\n{}\n\n{}", facts("prefix", &load), table(&r));
+    }
+}
