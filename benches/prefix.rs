@@ -12,6 +12,11 @@
 //! - `prefix-apply/store-remove`: one "stored" event of 16 blocks and its
 //!   "removed" (32 block events), on an index of 1 024 holders.
 //!
+//! - then, outside criterion, a reader's lookup latencies (p50, p99, p99.9)
+//!   on the 1 024-worker fleet while a second thread applies ~1 M block
+//!   events/s (stored and removed batches of 16 blocks on other prompts),
+//!   for ours and the reference (whose writer takes the write lock).
+//!
 //! `workerpick` is `lookup` into `Matches` then `Matches::fill` into the
 //! `CacheHits` a cost pick reads; `workerpick-lookup` the lookup alone;
 //! `reference` the radix tree's scores (a `HashMap` of worker to depth).
@@ -161,6 +166,60 @@ fn apply(c: &mut Criterion<CpuTime>) {
     g.finish();
 }
 
+/// Lookup latencies while a writer applies `rate` block events per second
+/// for `secs`: (p50, p99, p99.9) in ns and the events applied per second.
+fn contended(f: &Fleet, reference: bool, rate: f64, secs: f64) -> ([f64; 3], f64) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+    let stop = AtomicBool::new(false);
+    let batches: Vec<Vec<BlockKey>> = (0..64).map(|i| prompt(1000 + i)[..16].to_vec()).collect();
+    std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            let start = Instant::now();
+            let mut events = 0u64;
+            let mut i = 0usize;
+            while !stop.load(Ordering::Relaxed) {
+                let due = (start.elapsed().as_secs_f64() * rate) as u64;
+                if events >= due {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                let (w, batch) = ((i % 1024) as u32, &batches[i % 64]);
+                if reference {
+                    f.reference.stored(w, batch);
+                    let mut root = f.reference.0.write().unwrap();
+                    if let Some(n) = root.children.get_mut(&batch[0].raw()) {
+                        n.workers.remove(&w);
+                    }
+                } else {
+                    f.index.stored(&f.pool, &w, 0, batch).unwrap();
+                    f.index.removed(&w, 0, batch);
+                }
+                events += 32;
+                i += 1;
+            }
+            events as f64 / start.elapsed().as_secs_f64()
+        });
+        let mut lat = Vec::with_capacity(1 << 20);
+        let mut m = Matches::new();
+        let until = Instant::now() + Duration::from_secs_f64(secs);
+        while Instant::now() < until {
+            let t = Instant::now();
+            if reference {
+                black_box(f.reference.find_matches(&f.prompt));
+            } else {
+                f.index.lookup(black_box(&f.prompt), &mut m);
+            }
+            lat.push(t.elapsed().as_nanos() as f64);
+        }
+        stop.store(true, Ordering::Relaxed);
+        let rate = writer.join().unwrap();
+        lat.sort_by(f64::total_cmp);
+        let q = |x: f64| lat[((lat.len() - 1) as f64 * x) as usize];
+        ([q(0.5), q(0.99), q(0.999)], rate)
+    })
+}
+
 fn table(r: &Results) -> String {
     let mut out = String::from(
         "| workers | lookup + fill | lookup | reference | ratio |\n|---:|---:|---:|---:|---:|\n",
@@ -189,8 +248,23 @@ fn main() {
     lookup(&mut c);
     apply(&mut c);
     c.final_summary();
+    let secs = if common::test_mode() { 0.05 } else { 3.0 };
+    let f = fleet(1024, 512, false);
+    let mut lines = String::from(
+        "| while a writer applies ~1 M block events/s | lookup p50 | p99 | p99.9 | events/s applied |\n|---|---:|---:|---:|---:|\n",
+    );
+    for (name, reference) in [("workerpick", false), ("reference", true)] {
+        let ([p50, p99, p999], rate) = contended(&f, reference, 1e6, secs);
+        lines += &format!(
+            "| {name} | {} | {} | {} | {} |\n",
+            common::results::time(p50),
+            common::results::time(p99),
+            common::results::time(p999),
+            common::results::thousands(rate as u64)
+        );
+    }
     if !common::test_mode() {
         let r = Results::since(start);
-        println!("\n{}\n\n{}", facts("prefix", &load), table(&r));
+        println!("\n{}\n\n{}\n{lines}", facts("prefix", &load), table(&r));
     }
 }

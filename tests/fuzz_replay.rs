@@ -9,6 +9,8 @@
 mod concurrent;
 #[path = "../fuzz/src/ops.rs"]
 mod ops;
+#[path = "../fuzz/src/prefix.rs"]
+mod prefix;
 #[path = "../fuzz/src/ranks.rs"]
 mod ranks;
 #[path = "../fuzz/src/scan.rs"]
@@ -79,6 +81,11 @@ fn concurrent_seeds() {
 #[test]
 fn summary_seeds() {
     replay("summary", summary::run_bytes);
+}
+
+#[test]
+fn prefix_seeds() {
+    replay("prefix", prefix::run_bytes);
 }
 
 #[test]

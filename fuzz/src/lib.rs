@@ -6,6 +6,7 @@
 pub mod concurrent;
 pub mod ops;
 pub mod page;
+pub mod prefix;
 pub mod ranks;
 pub mod scan;
 pub mod summary;
