@@ -15,8 +15,8 @@ locked_margin_pct=1
 out=$(mktemp)
 trap 'rm -f "$out" "$out.new"' EXIT
 
-echo "+ WORKERPICK_IAI_UPDATE=1 cargo bench -p workerpick-iai --bench gate --bench pairs -- --callgrind-metrics=ir,ge"
-WORKERPICK_IAI_UPDATE=1 cargo bench -p workerpick-iai --bench gate --bench pairs -- --callgrind-metrics=ir,ge | tee "$out"
+echo "+ WORKERPICK_IAI_UPDATE=1 cargo bench -p workerpick-iai --bench gate --bench pairs --bench prefix -- --callgrind-metrics=ir,ge"
+WORKERPICK_IAI_UPDATE=1 cargo bench -p workerpick-iai --bench gate --bench pairs --bench prefix -- --callgrind-metrics=ir,ge | tee "$out"
 
 {
     echo "# Instruction (Ir) budgets for the callgrind gate (iai/benches/gate.rs, ci/iai.sh)."

@@ -13,12 +13,12 @@ fi
 
 # `bench = false` keeps the gate out of `--all-targets`, so lint it here
 # (`--workspace`: the features ci/lint.sh resolved, so little is rebuilt).
-echo "+ cargo clippy --workspace --bench gate --bench pairs -- -D warnings"
-cargo clippy --workspace --bench gate --bench pairs -- -D warnings
+echo "+ cargo clippy --workspace --bench gate --bench pairs --bench prefix -- -D warnings"
+cargo clippy --workspace --bench gate --bench pairs --bench prefix -- -D warnings
 
-echo "+ cargo bench -p workerpick-iai --bench gate --bench pairs -- --callgrind-metrics=ir,ge"
+echo "+ cargo bench -p workerpick-iai --bench gate --bench pairs --bench prefix -- --callgrind-metrics=ir,ge"
 status=0
-cargo bench -p workerpick-iai --bench gate --bench pairs -- --callgrind-metrics=ir,ge || status=$?
+cargo bench -p workerpick-iai --bench gate --bench pairs --bench prefix -- --callgrind-metrics=ir,ge || status=$?
 if [ "$status" -eq 3 ]; then
     echo "iai: FAILED: instruction count over budget (see 'Regressions:' above for the benchmarks)."
     echo "iai: if the cost is intended, run ci/iai-update.sh and commit iai/budgets.toml saying why."
