@@ -10,6 +10,7 @@ pub mod limitations;
 pub mod llm;
 pub mod load;
 pub mod performance;
+pub mod prefix;
 pub mod proofs;
 pub mod scan;
 pub mod sets;
