@@ -21,14 +21,29 @@ enum IndexOp {
     StoreRemove,
 }
 
-type Case = (&'static Pool<u32>, PrefixIndex<u32>, Vec<BlockKey>, Matches, CacheHits, IndexOp);
+type Case = (
+    &'static Pool<u32>,
+    PrefixIndex<u32>,
+    Vec<BlockKey>,
+    Matches,
+    CacheHits,
+    IndexOp,
+);
 
 fn case(op: IndexOp) -> Case {
     let pool: &'static Pool<u32> = Box::leak(Box::new(Pool::from_workers(0..256).expect("distinct")));
-    let index = PrefixIndex::new(IndexConfig::exact(16).capacity(4096).entries(8192).max_holders(256)).expect("valid");
+    let index = PrefixIndex::new(
+        IndexConfig::exact(16)
+            .capacity(4096)
+            .entries(8192)
+            .max_holders(256),
+    )
+    .expect("valid");
     let keys: Vec<BlockKey> = (0..128).map(|i| BlockKey::from_raw(i * 7919 + 1)).collect();
     for w in 0..64u32 {
-        index.stored(pool, &(w * 4), 0, &keys[..(w as usize * 13) % 128 + 1]).expect("member");
+        index
+            .stored(pool, &(w * 4), 0, &keys[..(w as usize * 13) % 128 + 1])
+            .expect("member");
     }
     let mut case = (pool, index, keys, Matches::new(), CacheHits::new(), op);
     run(&mut case, 1);

@@ -77,3 +77,34 @@ fn a_reused_holder_number_never_inherits_credit() {
         writer.join().unwrap();
     });
 }
+
+/// Worker 2 starts holding a parent block while a lookup reads the parent
+/// and then only the child's drops: the lookup never credits 2 with the
+/// child (2 goes into the child's drops before the parent shows it).
+#[test]
+fn a_new_holder_of_the_parent_is_dropped_at_the_child() {
+    model("prefix_drops", || {
+        let pool = Arc::new(Pool::from_workers([0u32, 1, 2]).unwrap());
+        let config = IndexConfig::exact(16)
+            .capacity(2)
+            .entries(4)
+            .max_holders(3)
+            .manual_clock();
+        let index = Arc::new(PrefixIndex::new(config).unwrap());
+        let (k0, k1) = (BlockKey::from_raw(10), BlockKey::from_raw(11));
+        index.stored(&pool, &0, 0, &[k0, k1]).unwrap();
+        index.stored(&pool, &2, 0, &[]).unwrap(); // 2's holder number, nothing held
+        let writer = {
+            let (pool, index) = (pool.clone(), index.clone());
+            thread::spawn(move || {
+                index.stored(&pool, &2, 0, &[k0]).unwrap();
+            })
+        };
+        assert!(
+            credit(&index, &pool, &[k0, k1], 2) <= 1,
+            "credit for a block never stored"
+        );
+        assert_eq!(credit(&index, &pool, &[k0, k1], 0), 2);
+        writer.join().unwrap();
+    });
+}

@@ -2,9 +2,9 @@
 //! nothing once its buffers fit the index.
 
 use super::key::BlockKey;
-use super::table::{EMPTY, LIVE, Probe, Table};
+use super::table::{EMPTY, HAS_PARENT, LIVE, NO_DIFF, Probe, ROUTED, Table};
 
-/// Blocks a lookup reads side by side.
+/// Blocks a lookup probes side by side.
 const BATCH: usize = 8;
 use crate::load::credit::{CacheHits, WorkerToken};
 use crate::pool::Pool;
@@ -145,7 +145,7 @@ impl Matches {
             return;
         };
         let mut block = std::mem::take(&mut self.block);
-        t.read_block(first.raw(), now, &mut |e| match e {
+        let mut prev = t.read_block(first.raw(), now, &mut |e| match e {
             Some(e) => block.push(e),
             None => block.clear(),
         });
@@ -153,73 +153,130 @@ impl Matches {
             self.join(g, m);
         }
         self.block = block;
+        let mut prev_key = first.raw();
         let mut done = 1;
         for batch in rest.chunks(BATCH) {
-            if self.active.is_empty() {
-                break;
+            // The probes of a batch do not depend on each other: their
+            // cache misses overlap.
+            let mut probes = [Probe::default(); BATCH];
+            for (j, key) in batch.iter().enumerate() {
+                probes[j] = t.probe(key.raw());
             }
-            self.read_batch(t, batch, now);
-            self.narrow(t, pool, batch.len(), done);
-            done += batch.len() as u32;
+            for (j, key) in batch.iter().enumerate() {
+                if self.active.is_empty() {
+                    return self.finish(t, pool, keys.len());
+                }
+                prev = self.narrow(t, pool, &prev, prev_key, probes[j], key.raw(), now, done);
+                prev_key = key.raw();
+                done += 1;
+            }
+            self.compact();
         }
-        for p in 0..self.active.len() {
-            let (g, m) = self.active[p];
-            self.emit(t, pool, g, m, keys.len() as u32);
-        }
+        self.finish(t, pool, keys.len());
     }
 
-    /// Reads up to [`BATCH`] blocks side by side (one step of each list in
-    /// turn, so their entries' cache misses overlap rather than queue behind
-    /// each other), into `acc`: row `j`, column `p` holds block `j`'s holders
-    /// in active group `p`.
-    fn read_batch(&mut self, t: &Table, batch: &[BlockKey], now: u64) {
+    /// The holders still active matched every block.
+    fn finish(&mut self, t: &Table, pool: u64, all: usize) {
+        for p in 0..self.active.len() {
+            let (g, m) = self.active[p];
+            if m != 0 {
+                self.emit(t, pool, g, m, all as u32);
+            }
+        }
+        self.active.clear();
+    }
+
+    /// Block `done` of the prompt (`key`, probed as `c`; the block before
+    /// it `prev_key`, read as `prev`): the active holders that do not hold
+    /// it matched `done` blocks. When the block's parent is the block before
+    /// it and neither has routed entries, its drops' list names exactly the
+    /// parent's holders that do not hold it, and that short list is all it
+    /// reads; both blocks must not have moved meanwhile. Otherwise it reads
+    /// the block's holders. Returns the probe the read was validated with.
+    #[allow(clippy::too_many_arguments)]
+    fn narrow(
+        &mut self,
+        t: &Table,
+        pool: u64,
+        prev: &Probe,
+        prev_key: u64,
+        c: Probe,
+        key: u64,
+        now: u64,
+        done: u32,
+    ) -> Probe {
+        let diff = c.head != EMPTY
+            && c.flags & (HAS_PARENT | ROUTED | NO_DIFF) == HAS_PARENT
+            && c.parent == prev_key
+            && prev.flags & ROUTED == 0
+            && prev.head != EMPTY;
+        if diff {
+            let block = &mut self.block;
+            block.clear();
+            t.read_list(c.drops, now, &mut |pair| block.push(pair));
+            fence(Ordering::Acquire);
+            if t.still(&c) && t.still(prev) {
+                for i in 0..self.block.len() {
+                    let (g, m) = self.block[i];
+                    if let Some(p) = self.column(g) {
+                        let (_, held) = self.active[p];
+                        if held & m != 0 {
+                            self.emit(t, pool, g, held & m, done);
+                            self.active[p].1 = held & !m;
+                        }
+                    }
+                }
+                return c;
+            }
+        }
         let len = self.active.len();
         let (pos, stamp, acc) = (&self.pos, self.stamp, &mut self.acc);
         acc.clear();
-        acc.resize(batch.len() * len, 0);
-        let column = |g: u32| match pos.get(g as usize) {
-            Some(&p) if (p >> 32) as u32 == stamp => Some(p as u32 as usize),
-            _ => None,
-        };
-        let mut probes = [Probe::default(); BATCH];
-        let mut at = [EMPTY; BATCH];
-        for (j, key) in batch.iter().enumerate() {
-            probes[j] = t.probe(key.raw());
-            at[j] = probes[j].head;
-        }
-        for _ in 0..=t.entries.len() {
-            let mut moving = false;
-            for j in 0..batch.len() {
-                if at[j] == EMPTY {
-                    continue;
-                }
-                let (pair, next) = t.step(at[j], now);
-                if let Some((g, m)) = pair
-                    && let Some(p) = column(g)
+        acc.resize(len, 0);
+        let read = t.read_block(key, now, &mut |e| match e {
+            Some((g, m)) => {
+                if let Some(&p) = pos.get(g as usize)
+                    && (p >> 32) as u32 == stamp
                 {
-                    acc[j * len + p] |= m;
+                    acc[p as u32 as usize] |= m;
                 }
-                at[j] = next;
-                moving = true;
             }
-            if !moving {
-                break;
+            None => acc.fill(0),
+        });
+        for p in 0..len {
+            let (g, m) = self.active[p];
+            let keep = m & self.acc[p];
+            if m & !keep != 0 {
+                self.emit(t, pool, g, m & !keep, done);
+            }
+            self.active[p].1 = keep;
+        }
+        read
+    }
+
+    /// Where holder group `g` is among the active ones.
+    #[inline(always)]
+    fn column(&self, g: u32) -> Option<usize> {
+        match self.pos.get(g as usize) {
+            Some(&p) if (p >> 32) as u32 == self.stamp => Some(p as u32 as usize),
+            _ => None,
+        }
+    }
+
+    /// Drops the groups with no active holder left.
+    fn compact(&mut self) {
+        let mut kept = 0;
+        for p in 0..self.active.len() {
+            let (g, m) = self.active[p];
+            if m != 0 {
+                self.active[kept] = (g, m);
+                self.pos[g as usize] = u64::from(self.stamp) << 32 | kept as u64;
+                kept += 1;
+            } else {
+                self.pos[g as usize] = 0;
             }
         }
-        fence(Ordering::Acquire);
-        for (j, key) in batch.iter().enumerate() {
-            if !t.still(&probes[j]) {
-                let row = &mut acc[j * len..(j + 1) * len];
-                t.read_block(key.raw(), now, &mut |e| match e {
-                    Some((g, m)) => {
-                        if let Some(p) = column(g) {
-                            row[p] |= m;
-                        }
-                    }
-                    None => row.fill(0),
-                });
-            }
-        }
+        self.active.truncate(kept);
     }
 
     /// Block 0: holder group `g` holds it for the holders in `m`.
@@ -233,39 +290,6 @@ impl Matches {
             *pos = u64::from(self.stamp) << 32 | self.active.len() as u64;
             self.active.push((g, m));
         }
-    }
-
-    /// The `rows` blocks after the first `done`, read into `acc`: the
-    /// active holders missing from one matched the blocks before it.
-    fn narrow(&mut self, t: &Table, pool: u64, rows: usize, done: u32) {
-        let len = self.active.len();
-        for j in 0..rows {
-            let mut any = false;
-            for p in 0..len {
-                let (g, m) = self.active[p];
-                let keep = m & self.acc[j * len + p];
-                if m & !keep != 0 {
-                    self.emit(t, pool, g, m & !keep, done + j as u32);
-                }
-                self.active[p].1 = keep;
-                any |= keep != 0;
-            }
-            if !any {
-                break;
-            }
-        }
-        let mut kept = 0;
-        for p in 0..len {
-            let (g, m) = self.active[p];
-            if m != 0 {
-                self.active[kept] = (g, m);
-                self.pos[g as usize] = u64::from(self.stamp) << 32 | kept as u64;
-                kept += 1;
-            } else {
-                self.pos[g as usize] = 0;
-            }
-        }
-        self.active.truncate(kept);
     }
 
     /// The live holders of group `g` in `bits` matched `n` blocks.

@@ -49,18 +49,20 @@ use writer::Writer;
 /// or [`retain_members`](Self::retain_members) after a pool change).
 ///
 /// **Memory and eviction.** Everything is allocated up front from the
-/// configuration: 16 B per block slot (2 slots per block of capacity,
-/// rounded up to a power of two), 24 B per entry (an entry holds up to 64
-/// holders of one block from events, or one holder's routed decision) and
-/// 12 B per holder. A block from events takes one entry per group of 64
-/// holder numbers, so a (block, holder) pair costs 24 B plus its share of
-/// the block's 32 B: at most 56 B for a block held once, under 26 B when 4
-/// holders of a group share it ([`IndexStats::bytes_per_holding`]
-/// measures it). When the blocks or entries are all taken, a new routed
-/// entry evicts the one that expires first; an event's store that finds no
-/// room (after evicting routed entries) is dropped and counted in
-/// [`IndexStats::dropped_full`]: the index never credits a block it was not
-/// told of, it may only miss some (size it above the engines' total cache).
+/// configuration: 32 B per block slot (2 slots per block of capacity,
+/// rounded up to a power of two), 24 B per entry and 12 B per holder. An
+/// entry holds up to 64 holders of one block from events (a group of 64
+/// holder numbers), one holder's routed decision, or up to 64 of the
+/// parent's holders that do not hold the block (its drops, what lets a
+/// lookup skip the holders that go on). A (block, holder) pair therefore
+/// costs 24 B per entry over the holders it carries plus the block's 64 B
+/// of slots over its holders: 88 B for a block held once, a few bytes when
+/// many holders share blocks ([`IndexStats::bytes_per_holding`] measures
+/// it). When the blocks or entries are all taken, a new entry evicts the
+/// routed entry that expires first; an event's store that finds no room is
+/// dropped and counted in [`IndexStats::dropped_full`]: the index never
+/// credits a block it was not told of, it may only miss some (size it above
+/// the engines' total cache).
 ///
 /// **Concurrency.** Writers take a mutex (one applies at a time); lookups
 /// take none: each block is a seqlock, read again when a writer changed it
@@ -181,7 +183,9 @@ impl<W: Clone + Eq + Hash + Send + Sync> PrefixIndex<W> {
     }
 
     /// Applies an engine's "blocks stored" event: rank `rank` of `worker`
-    /// (0 without ranks) now holds `keys`. Returns how many were recorded
+    /// (0 without ranks) now holds `keys`, a chain (each key's parent is the
+    /// one before it; the first is a prompt's first block, or see
+    /// [`stored_after`](Self::stored_after)). Returns how many were recorded
     /// (the rest were dropped for want of room and counted).
     ///
     /// ```
@@ -198,7 +202,32 @@ impl<W: Clone + Eq + Hash + Send + Sync> PrefixIndex<W> {
         rank: u32,
         keys: &[BlockKey],
     ) -> Result<usize, IndexError> {
-        self.add(pool, worker, rank, keys, NEVER)
+        self.add(pool, worker, rank, None, keys, NEVER)
+    }
+
+    /// [`stored`](Self::stored) for a chain that continues the block
+    /// `parent` (an event's `parent_block_hash`, as the router's key).
+    /// Knowing each block's parent is what lets a lookup read only the
+    /// holders that stop at a block rather than all that hold it.
+    ///
+    /// ```
+    /// # use workerpick::prefix::{BlockKey, IndexConfig, Matches, PrefixIndex};
+    /// let pool = workerpick::Pool::from_workers(["a"]).unwrap();
+    /// let index = PrefixIndex::new(IndexConfig::exact(16)).unwrap();
+    /// let k: Vec<_> = (1..=3).map(BlockKey::from_raw).collect();
+    /// index.stored(&pool, &"a", 0, &k[..1]).unwrap();
+    /// index.stored_after(&pool, &"a", 0, Some(k[0]), &k[1..]).unwrap();
+    /// assert_eq!(index.lookup(&k, &mut Matches::new()), 3);
+    /// ```
+    pub fn stored_after(
+        &self,
+        pool: &Pool<W>,
+        worker: &W,
+        rank: u32,
+        parent: Option<BlockKey>,
+        keys: &[BlockKey],
+    ) -> Result<usize, IndexError> {
+        self.add(pool, worker, rank, parent, keys, NEVER)
     }
 
     /// Records a routing decision: the request with `keys` went to rank
@@ -224,7 +253,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> PrefixIndex<W> {
         keys: &[BlockKey],
     ) -> Result<usize, IndexError> {
         let expires = self.clock.now().saturating_add(self.routed_ttl_ms);
-        self.add(pool, worker, rank, keys, expires)
+        self.add(pool, worker, rank, None, keys, expires)
     }
 
     fn add(
@@ -232,6 +261,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> PrefixIndex<W> {
         pool: &Pool<W>,
         worker: &W,
         rank: u32,
+        parent: Option<BlockKey>,
         keys: &[BlockKey],
         expires: u64,
     ) -> Result<usize, IndexError> {
@@ -243,9 +273,11 @@ impl<W: Clone + Eq + Hash + Send + Sync> PrefixIndex<W> {
         let h = w
             .holder(&self.table, (worker.clone(), rank), slot, generation)
             .ok_or(IndexError::HoldersFull { max })?;
+        let parents = std::iter::once(parent).chain(keys.iter().copied().map(Some));
         Ok(keys
             .iter()
-            .filter(|k| w.add(&self.table, k.raw(), h, expires))
+            .zip(parents)
+            .filter(|(k, p)| w.add(&self.table, k.raw(), p.map(BlockKey::raw), h, expires))
             .count())
     }
 

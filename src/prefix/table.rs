@@ -15,13 +15,27 @@ pub(super) const TOMB: u32 = u32::MAX;
 /// `Entry::expires` of an entry from events (never expires).
 pub(super) const NEVER: u64 = u64::MAX;
 
-/// One block: its key and the head of its entry list (entry index + 1).
+/// One block: its key, its parent's, the head of its holders' list (entry
+/// index + 1), and the head of its drops' list: the holders of the parent
+/// (from events) that do not hold this block.
 #[derive(Debug, Default)]
 pub(super) struct Slot {
     pub(super) seq: AtomicU32,
     pub(super) head: AtomicU32,
+    pub(super) drops: AtomicU32,
+    pub(super) flags: AtomicU32,
     pub(super) key: AtomicU64,
+    pub(super) parent: AtomicU64,
 }
+
+/// `Slot::flags`: the block's parent is known (`Slot::parent`).
+pub(super) const HAS_PARENT: u32 = 1;
+/// `Slot::flags`: some holders hold the block by a routed entry (which
+/// expires without a write, so the drops' list cannot follow it).
+pub(super) const ROUTED: u32 = 2;
+/// `Slot::flags`: the drops' list missed an entry (the arena was full) and
+/// is not to be read.
+pub(super) const NO_DIFF: u32 = 4;
 
 /// Up to 64 holders of one block: holders `64·group .. 64·group + 63`
 /// whose bits are set, until `expires` (ms on the index's clock).
@@ -100,6 +114,9 @@ impl Table {
                     slot: at as u32,
                     seq,
                     head,
+                    drops: slot.drops.load(Ordering::Relaxed),
+                    flags: slot.flags.load(Ordering::Relaxed),
+                    parent: slot.parent.load(Ordering::Relaxed),
                 };
             }
             at = (at + 1) & (n - 1);
@@ -107,8 +124,7 @@ impl Table {
         }
         Probe {
             slot: u32::MAX,
-            seq: 0,
-            head: EMPTY,
+            ..Probe::default()
         }
     }
 
@@ -138,37 +154,50 @@ impl Table {
         )
     }
 
-    /// Reads the holder groups of block `key` live at `now` into `visit`
-    /// (`Some((group, mask))`, a group may repeat), after a `visit(None)`
-    /// that resets it. Lock-free: when the block changed during the read, it
-    /// resets and reads again (only while its writer changes it).
-    pub(super) fn read_block(&self, key: u64, now: u64, visit: &mut impl FnMut(Option<(u32, u64)>)) {
+    /// Reads the list from `head` into `visit` (its live `(group, mask)`
+    /// pairs, a group may repeat), bounded by the arena's size: what it read
+    /// is the list's if the block's sequence did not move meanwhile.
+    #[inline]
+    pub(super) fn read_list(&self, head: u32, now: u64, visit: &mut impl FnMut((u32, u64))) {
+        let mut at = if head == TOMB { EMPTY } else { head };
+        let mut steps = 0;
+        while at != EMPTY && steps <= self.entries.len() {
+            let (pair, next) = self.step(at, now);
+            if let Some(pair) = pair {
+                visit(pair);
+            }
+            at = next;
+            steps += 1;
+        }
+    }
+
+    /// Reads the holder groups of block `key` live at `now` into `visit`,
+    /// after a `visit(None)` that resets it, and returns the probe the read
+    /// was validated against. Lock-free: when the block changed during the
+    /// read, it resets and reads again (only while its writer changes it).
+    pub(super) fn read_block(&self, key: u64, now: u64, visit: &mut impl FnMut(Option<(u32, u64)>)) -> Probe {
         loop {
             let p = self.probe(key);
             visit(None);
-            let mut at = p.head;
-            let mut steps = 0;
-            while at != EMPTY && steps <= self.entries.len() {
-                let (pair, next) = self.step(at, now);
-                if pair.is_some() {
-                    visit(pair);
-                }
-                at = next;
-                steps += 1;
-            }
+            self.read_list(p.head, now, &mut |pair| visit(Some(pair)));
             fence(Ordering::Acquire);
             if self.still(&p) {
-                return;
+                return p;
             }
         }
     }
 }
 
-/// Where a lookup found a block (see [`Table::probe`]).
+/// Where a lookup found a block and what its slot said (see
+/// [`Table::probe`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Probe {
     slot: u32,
     seq: u32,
-    /// The list's first entry (index + 1), `EMPTY` for a block not held.
+    /// The holders' list (index + 1), `EMPTY` for a block not held.
     pub(super) head: u32,
+    /// The drops' list.
+    pub(super) drops: u32,
+    pub(super) flags: u32,
+    pub(super) parent: u64,
 }

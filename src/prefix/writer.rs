@@ -1,10 +1,12 @@
 //! The writer's side: one at a time (under the index's mutex), it changes a
 //! block only between making the block's sequence odd and even again, frees
 //! an entry only once it is unlinked, and gives a holder number to a new
-//! (worker, rank) only after every bit of its former owner is gone.
+//! (worker, rank) only after every bit of its former owner is gone. It keeps
+//! each block's drops' list equal to its parent's holders (from events) less
+//! its own, adding a holder to a child's drops before the parent shows it.
 
-use super::table::{EMPTY, Entry, NEVER, TOMB, Table, home};
-use crate::sync::atomic::{Ordering, fence};
+use super::table::{EMPTY, Entry, HAS_PARENT, NEVER, NO_DIFF, ROUTED, TOMB, Table, home};
+use crate::sync::atomic::{AtomicU32, Ordering, fence};
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 
@@ -16,6 +18,13 @@ pub(super) struct Drops {
     pub(super) unknown_holder: u64,
 }
 
+/// A block's two lists.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum List {
+    Holders,
+    Drops,
+}
+
 pub(super) struct Writer<W> {
     pub(super) holders: HashMap<(W, u32), u32>,
     pub(super) owners: Vec<Option<(W, u32)>>,
@@ -23,13 +32,21 @@ pub(super) struct Writer<W> {
     free_entries: Vec<u32>,
     /// Per entry: the slot of the block it belongs to, and a count of reuses.
     entry_slot: Vec<u32>,
-    entry_gen: Vec<u32>,
+    entry_stamp: Vec<u32>,
     /// Routed entries in the order they expire: (entry, its stamp, expiry).
     routed: VecDeque<(u32, u32, u64)>,
+    /// Per slot: how many routed entries its holders' list has.
+    routed_count: Vec<u32>,
+    /// Block key → the keys of the live blocks that name it as parent.
+    children: HashMap<u64, Vec<u64>>,
     pub(super) live_blocks: u32,
     used_slots: u32,
     capacity: u32,
     pub(super) drops: Drops,
+}
+
+fn split(h: u32) -> (u32, u64) {
+    (h / 64, 1u64 << (h % 64))
 }
 
 impl<W: Clone + Eq + Hash> Writer<W> {
@@ -41,8 +58,10 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             free_holders: Vec::new(),
             free_entries: (0..entries).rev().collect(),
             entry_slot: vec![0; entries as usize],
-            entry_gen: vec![0; entries as usize],
+            entry_stamp: vec![0; entries as usize],
             routed: VecDeque::new(),
+            routed_count: vec![0; table.slots.len()],
+            children: HashMap::new(),
             live_blocks: 0,
             used_slots: 0,
             capacity,
@@ -73,7 +92,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
                 fence(Ordering::Release);
                 h
             }
-            None if (self.owners.len()) < t.holders.len() => {
+            None if self.owners.len() < t.holders.len() => {
                 self.owners.push(None);
                 (self.owners.len() - 1) as u32
             }
@@ -96,9 +115,17 @@ impl<W: Clone + Eq + Hash> Writer<W> {
     pub(super) fn retire(&mut self, t: &Table, h: u32) {
         t.holders[h as usize].state.store(0, Ordering::Release);
         for s in 0..t.slots.len() {
-            let head = t.slots[s].head.load(Ordering::Relaxed);
-            if head != EMPTY && head != TOMB && self.holds(t, s, h) {
+            if self.live(t, s) && self.has(t, s, List::Holders, h, false) {
                 self.remove(t, s, h);
+            }
+        }
+        // Drops of a block whose parent went first are gone already; this
+        // catches what a full arena left behind.
+        for s in 0..t.slots.len() {
+            if self.live(t, s) && self.has(t, s, List::Drops, h, false) {
+                Self::begin(t, s);
+                self.clear_bit(t, s, List::Drops, h);
+                Self::end(t, s);
             }
         }
         if let Some(key) = self.owners[h as usize].take() {
@@ -107,17 +134,21 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         self.free_holders.push(h);
     }
 
-    fn holds(&self, t: &Table, s: usize, h: u32) -> bool {
-        let (group, bit) = (h / 64, 1u64 << (h % 64));
-        self.iter(t, s).any(|e| {
-            let en = &t.entries[e as usize];
-            en.group.load(Ordering::Relaxed) == group && en.mask.load(Ordering::Relaxed) & bit != 0
-        })
+    fn live(&self, t: &Table, s: usize) -> bool {
+        let head = t.slots[s].head.load(Ordering::Relaxed);
+        head != EMPTY && head != TOMB
     }
 
-    /// The entries (0-based) of slot `s`'s list.
-    fn iter<'t>(&self, t: &'t Table, s: usize) -> impl Iterator<Item = u32> + 't {
-        let mut at = t.slots[s].head.load(Ordering::Relaxed);
+    fn head_of(t: &Table, s: usize, list: List) -> &AtomicU32 {
+        match list {
+            List::Holders => &t.slots[s].head,
+            List::Drops => &t.slots[s].drops,
+        }
+    }
+
+    /// The entries (0-based) of one of slot `s`'s lists.
+    fn iter<'t>(&self, t: &'t Table, s: usize, list: List) -> impl Iterator<Item = u32> + 't {
+        let mut at = Self::head_of(t, s, list).load(Ordering::Relaxed);
         std::iter::from_fn(move || {
             if at == EMPTY || at == TOMB {
                 return None;
@@ -125,6 +156,18 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             let e = at - 1;
             at = t.entries[e as usize].next.load(Ordering::Relaxed);
             Some(e)
+        })
+    }
+
+    /// Whether `list` of slot `s` has holder `h` (in an event's entry only,
+    /// with `exact`).
+    fn has(&self, t: &Table, s: usize, list: List, h: u32, exact: bool) -> bool {
+        let (group, bit) = split(h);
+        self.iter(t, s, list).any(|e| {
+            let en = &t.entries[e as usize];
+            en.group.load(Ordering::Relaxed) == group
+                && en.mask.load(Ordering::Relaxed) & bit != 0
+                && (!exact || en.expires.load(Ordering::Relaxed) == NEVER)
         })
     }
 
@@ -137,6 +180,12 @@ impl<W: Clone + Eq + Hash> Writer<W> {
     fn end(t: &Table, s: usize) {
         let seq = &t.slots[s].seq;
         seq.store(seq.load(Ordering::Relaxed).wrapping_add(1), Ordering::Release);
+    }
+
+    fn flag(t: &Table, s: usize, flag: u32, on: bool) {
+        let f = &t.slots[s].flags;
+        let v = f.load(Ordering::Relaxed);
+        f.store(if on { v | flag } else { v & !flag }, Ordering::Relaxed);
     }
 
     /// The slot holding block `key`, if any.
@@ -157,8 +206,8 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         None
     }
 
-    /// The slot of block `key`, given one (not yet linked) if new; `None`
-    /// when the index holds its capacity of blocks.
+    /// The slot of block `key`, and whether it is new (not yet linked);
+    /// `None` when the index holds its capacity of blocks.
     fn find_or_insert(&mut self, t: &Table, key: u64) -> Option<(usize, bool)> {
         let n = t.slots.len();
         let mut at = home(key, n);
@@ -191,17 +240,117 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         Some((at, true))
     }
 
-    /// Records that holder `h` holds block `key` until `expires` (`NEVER`
-    /// for an event): `false` if dropped for want of room (after routed
-    /// entries, the first to expire first, were evicted to make it).
-    pub(super) fn add(&mut self, t: &Table, key: u64, h: u32, expires: u64) -> bool {
+    /// Sets `h`'s bit in an event's entry of `list` (inside `s`'s window),
+    /// taking an entry from the free list if none has its group: `false` if
+    /// there is none free.
+    fn set_bit(&mut self, t: &Table, s: usize, list: List, h: u32) -> bool {
+        let (group, bit) = split(h);
+        let found = self.iter(t, s, list).find(|&e| {
+            let en = &t.entries[e as usize];
+            en.group.load(Ordering::Relaxed) == group && en.expires.load(Ordering::Relaxed) == NEVER
+        });
+        if let Some(e) = found {
+            let en = &t.entries[e as usize];
+            en.mask
+                .store(en.mask.load(Ordering::Relaxed) | bit, Ordering::Relaxed);
+            return true;
+        }
+        let Some(e) = self.free_entries.pop() else {
+            return false;
+        };
+        self.link(t, s, list, e, group, bit, NEVER);
+        true
+    }
+
+    /// Links entry `e` at the head of `list` (inside `s`'s window).
+    #[allow(clippy::too_many_arguments)]
+    fn link(&mut self, t: &Table, s: usize, list: List, e: u32, group: u32, mask: u64, expires: u64) {
+        let en: &Entry = &t.entries[e as usize];
+        let head = Self::head_of(t, s, list);
+        let old = head.load(Ordering::Relaxed);
+        en.group.store(group, Ordering::Relaxed);
+        en.mask.store(mask, Ordering::Relaxed);
+        en.expires.store(expires, Ordering::Relaxed);
+        en.next
+            .store(if old == TOMB { EMPTY } else { old }, Ordering::Relaxed);
+        head.store(e + 1, Ordering::Relaxed);
+        self.entry_slot[e as usize] = s as u32;
+    }
+
+    /// Clears `h`'s bit from every entry of `list` (inside `s`'s window),
+    /// unlinking the entries left empty.
+    fn clear_bit(&mut self, t: &Table, s: usize, list: List, h: u32) {
+        let (group, bit) = split(h);
+        let mut prev: Option<u32> = None;
+        let mut at = Self::head_of(t, s, list).load(Ordering::Relaxed);
+        while at != EMPTY && at != TOMB {
+            let e = at - 1;
+            let en = &t.entries[e as usize];
+            let next = en.next.load(Ordering::Relaxed);
+            let mask = en.mask.load(Ordering::Relaxed);
+            if en.group.load(Ordering::Relaxed) == group && mask & bit != 0 {
+                if mask == bit {
+                    self.unlink(t, s, list, prev, e, next);
+                    at = next;
+                    continue;
+                }
+                en.mask.store(mask & !bit, Ordering::Relaxed);
+            }
+            prev = Some(e);
+            at = next;
+        }
+    }
+
+    /// Unlinks entry `e` (after `prev`, before `next`) and frees it.
+    fn unlink(&mut self, t: &Table, s: usize, list: List, prev: Option<u32>, e: u32, next: u32) {
+        match prev {
+            Some(p) => t.entries[p as usize].next.store(next, Ordering::Relaxed),
+            None => {
+                let empty = if list == List::Holders { TOMB } else { EMPTY };
+                Self::head_of(t, s, list).store(if next == EMPTY { empty } else { next }, Ordering::Relaxed);
+            }
+        }
+        let en = &t.entries[e as usize];
+        if list == List::Holders && en.expires.load(Ordering::Relaxed) != NEVER {
+            self.routed_count[s] -= 1;
+            if self.routed_count[s] == 0 {
+                Self::flag(t, s, ROUTED, false);
+            }
+        }
+        en.mask.store(0, Ordering::Relaxed);
+        self.entry_stamp[e as usize] = self.entry_stamp[e as usize].wrapping_add(1);
+        self.free_entries.push(e);
+    }
+
+    /// Makes room for `n` entries if routed ones can be evicted for them.
+    fn reserve(&mut self, t: &Table, n: usize) {
+        while self.free_entries.len() < n && self.evict_oldest(t) {}
+    }
+
+    /// Records that holder `h` holds block `key` (after `parent`, when
+    /// known) until `expires` (`NEVER` for an event): `false` if dropped for
+    /// want of room (after routed entries, the first to expire first, were
+    /// evicted to make it).
+    pub(super) fn add(&mut self, t: &Table, key: u64, parent: Option<u64>, h: u32, expires: u64) -> bool {
         if let Some(s) = self.find(t, key)
             && self.add_in_place(t, s, h, expires)
         {
             return true;
         }
-        // An entry first: evicting for it may change the table's slots.
-        let Some(e) = self.take_entry(t) else {
+        // Room for the holder's entry, the children's drops it may add, and
+        // a new block's drops (its parent's holders, less this one).
+        let kids = if expires == NEVER {
+            self.children.get(&key).map_or(0, Vec::len)
+        } else {
+            0
+        };
+        let inherited = match (self.find(t, key), parent.and_then(|p| self.find(t, p))) {
+            (None, Some(ps)) => self.inherited(t, ps, (expires == NEVER).then_some(h)).count(),
+            _ => 0,
+        };
+        self.reserve(t, 1 + kids + inherited);
+        // The holder's own entry first: drops may take what is left.
+        let Some(e) = self.free_entries.pop() else {
             self.drops.full += 1;
             return false;
         };
@@ -214,128 +363,209 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             self.drops.full += 1;
             return false;
         };
-        let (group, bit) = (h / 64, 1u64 << (h % 64));
-        let slot = &t.slots[s];
-        let en: &Entry = &t.entries[e as usize];
+        let (group, bit) = split(h);
+        if expires == NEVER {
+            self.drop_in_children(t, key, h);
+        }
         Self::begin(t, s);
-        en.group.store(group, Ordering::Relaxed);
-        en.mask.store(bit, Ordering::Relaxed);
-        en.expires.store(expires, Ordering::Relaxed);
         if new {
-            en.next.store(EMPTY, Ordering::Relaxed);
-            slot.key.store(key, Ordering::Relaxed);
-            self.live_blocks += 1;
+            self.create(t, s, key, parent, (expires == NEVER).then_some(h));
+        }
+        if expires == NEVER {
+            let exists = self.iter(t, s, List::Holders).find(|&x| {
+                let en = &t.entries[x as usize];
+                en.group.load(Ordering::Relaxed) == group && en.expires.load(Ordering::Relaxed) == NEVER
+            });
+            match exists {
+                Some(x) => {
+                    let en = &t.entries[x as usize];
+                    en.mask
+                        .store(en.mask.load(Ordering::Relaxed) | bit, Ordering::Relaxed);
+                    self.free_entries.push(e);
+                }
+                None => self.link(t, s, List::Holders, e, group, bit, NEVER),
+            }
+            self.clear_bit(t, s, List::Drops, h);
         } else {
-            en.next
-                .store(slot.head.load(Ordering::Relaxed), Ordering::Relaxed);
+            self.link(t, s, List::Holders, e, group, bit, expires);
+            self.routed_count[s] += 1;
+            Self::flag(t, s, ROUTED, true);
+            self.routed.push_back((e, self.entry_stamp[e as usize], expires));
         }
-        slot.head.store(e + 1, Ordering::Relaxed);
         Self::end(t, s);
-        self.entry_slot[e as usize] = s as u32;
-        if expires != NEVER {
-            self.routed.push_back((e, self.entry_gen[e as usize], expires));
-        }
         true
+    }
+
+    /// The groups of block slot `ps`'s holders from events, less holder
+    /// `but`.
+    fn inherited<'t>(
+        &self,
+        t: &'t Table,
+        ps: usize,
+        but: Option<u32>,
+    ) -> impl Iterator<Item = (u32, u64)> + 't {
+        let (group, bit) = but.map_or((u32::MAX, 0), split);
+        self.iter(t, ps, List::Holders)
+            .map(|e| &t.entries[e as usize])
+            .filter(|en| en.expires.load(Ordering::Relaxed) == NEVER)
+            .map(move |en| {
+                let g = en.group.load(Ordering::Relaxed);
+                let m = en.mask.load(Ordering::Relaxed);
+                (g, if g == group { m & !bit } else { m })
+            })
+            .filter(|&(_, m)| m != 0)
+    }
+
+    /// A new block in slot `s` (inside its window): its key, its parent, and
+    /// its drops: every holder of the parent from events but `but` (the one
+    /// about to hold it from an event).
+    fn create(&mut self, t: &Table, s: usize, key: u64, parent: Option<u64>, but: Option<u32>) {
+        let slot = &t.slots[s];
+        slot.key.store(key, Ordering::Relaxed);
+        slot.parent.store(parent.unwrap_or(0), Ordering::Relaxed);
+        slot.drops.store(EMPTY, Ordering::Relaxed);
+        slot.flags
+            .store(if parent.is_some() { HAS_PARENT } else { 0 }, Ordering::Relaxed);
+        self.routed_count[s] = 0;
+        self.live_blocks += 1;
+        let Some(p) = parent else {
+            return;
+        };
+        self.children.entry(p).or_default().push(key);
+        let Some(ps) = self.find(t, p) else {
+            return;
+        };
+        let groups: Vec<(u32, u64)> = self.inherited(t, ps, but).collect();
+        for (group, mask) in groups {
+            match self.free_entries.pop() {
+                Some(e) => self.link(t, s, List::Drops, e, group, mask, NEVER),
+                None => Self::flag(t, s, NO_DIFF, true),
+            }
+        }
+    }
+
+    /// Before `h` shows as holding block `key`: into the drops of each
+    /// child that `h` does not hold.
+    fn drop_in_children(&mut self, t: &Table, key: u64, h: u32) {
+        let Some(kids) = self.children.get(&key).cloned() else {
+            return;
+        };
+        for c in kids {
+            if let Some(cs) = self.find(t, c)
+                && !self.has(t, cs, List::Holders, h, true)
+            {
+                Self::begin(t, cs);
+                if !self.set_bit(t, cs, List::Drops, h) {
+                    Self::flag(t, cs, NO_DIFF, true);
+                }
+                Self::end(t, cs);
+            }
+        }
     }
 
     /// Adds `h` to an entry block slot `s` already has (an event's entry of
     /// its group; its own routed entry, renewed): `false` if none fits.
     fn add_in_place(&mut self, t: &Table, s: usize, h: u32, expires: u64) -> bool {
-        let (group, bit) = (h / 64, 1u64 << (h % 64));
-        let found = self.iter(t, s).find(|&e| {
+        let (group, bit) = split(h);
+        if expires == NEVER {
+            // Only a holder already recorded from events is a no-op; a new
+            // one needs the children's drops first (`add`).
+            return self.has(t, s, List::Holders, h, true);
+        }
+        let found = self.iter(t, s, List::Holders).find(|&e| {
             let en = &t.entries[e as usize];
             let (mask, exp) = (
                 en.mask.load(Ordering::Relaxed),
                 en.expires.load(Ordering::Relaxed),
             );
             en.group.load(Ordering::Relaxed) == group
-                && ((exp == NEVER && (mask & bit != 0 || expires == NEVER))
-                    || (expires != NEVER && exp != NEVER && mask == bit))
+                && ((exp == NEVER && mask & bit != 0) || (exp != NEVER && mask == bit))
         });
         let Some(e) = found else {
             return false;
         };
         let en = &t.entries[e as usize];
-        if en.expires.load(Ordering::Relaxed) == NEVER {
-            let mask = en.mask.load(Ordering::Relaxed);
-            if mask & bit == 0 {
-                Self::begin(t, s);
-                en.mask.store(mask | bit, Ordering::Relaxed);
-                Self::end(t, s);
-            }
-        } else {
+        if en.expires.load(Ordering::Relaxed) != NEVER {
             Self::begin(t, s);
             en.expires.store(expires, Ordering::Relaxed);
             Self::end(t, s);
-            self.routed.push_back((e, self.entry_gen[e as usize], expires));
+            self.routed.push_back((e, self.entry_stamp[e as usize], expires));
         }
         true
-    }
-
-    fn take_entry(&mut self, t: &Table) -> Option<u32> {
-        if let Some(e) = self.free_entries.pop() {
-            return Some(e);
-        }
-        if self.evict_oldest(t) {
-            return self.free_entries.pop();
-        }
-        None
     }
 
     /// Takes holder `h` off block slot `s` (its event and routed entries).
     /// Returns whether it held the block.
     pub(super) fn remove(&mut self, t: &Table, s: usize, h: u32) -> bool {
-        let (group, bit) = (h / 64, 1u64 << (h % 64));
-        let mut held = false;
+        let held = self.has(t, s, List::Holders, h, false);
+        if !held {
+            return false;
+        }
+        let exact = self.has(t, s, List::Holders, h, true);
+        let slot = &t.slots[s];
+        let (key, parent) = (
+            slot.key.load(Ordering::Relaxed),
+            slot.parent.load(Ordering::Relaxed),
+        );
+        let has_parent = slot.flags.load(Ordering::Relaxed) & HAS_PARENT != 0;
+        let parent_holds = exact
+            && has_parent
+            && self
+                .find(t, parent)
+                .is_some_and(|ps| self.has(t, ps, List::Holders, h, true));
         Self::begin(t, s);
-        let mut prev: Option<u32> = None;
-        let mut at = t.slots[s].head.load(Ordering::Relaxed);
-        while at != EMPTY && at != TOMB {
-            let e = at - 1;
-            let en = &t.entries[e as usize];
-            let next = en.next.load(Ordering::Relaxed);
-            let mask = en.mask.load(Ordering::Relaxed);
-            if en.group.load(Ordering::Relaxed) == group && mask & bit != 0 {
-                held = true;
-                if mask == bit {
-                    self.unlink(t, s, prev, e, next);
-                    at = next;
-                    continue;
+        if parent_holds && !self.set_bit(t, s, List::Drops, h) {
+            Self::flag(t, s, NO_DIFF, true);
+        }
+        self.clear_bit(t, s, List::Holders, h);
+        let gone = self.settle(t, s);
+        Self::end(t, s);
+        if exact {
+            let kids = self.children.get(&key).cloned().unwrap_or_default();
+            for c in kids {
+                if let Some(cs) = self.find(t, c) {
+                    Self::begin(t, cs);
+                    self.clear_bit(t, cs, List::Drops, h);
+                    Self::end(t, cs);
                 }
-                en.mask.store(mask & !bit, Ordering::Relaxed);
             }
-            prev = Some(e);
+        }
+        if gone && has_parent {
+            self.forget_child(parent, key);
+        }
+        true
+    }
+
+    fn forget_child(&mut self, parent: u64, key: u64) {
+        if let Some(kids) = self.children.get_mut(&parent) {
+            if let Some(i) = kids.iter().position(|&k| k == key) {
+                kids.swap_remove(i);
+            }
+            if kids.is_empty() {
+                self.children.remove(&parent);
+            }
+        }
+    }
+
+    /// After a change inside `s`'s window: a block left without holders
+    /// frees its drops and becomes a tombstone, or empty when the next slot
+    /// is empty (with the tombstones before it: no probe needs them).
+    /// Returns whether the block went.
+    fn settle(&mut self, t: &Table, s: usize) -> bool {
+        if t.slots[s].head.load(Ordering::Relaxed) != TOMB {
+            return false;
+        }
+        let mut at = t.slots[s].drops.load(Ordering::Relaxed);
+        while at != EMPTY {
+            let next = t.entries[at as usize - 1].next.load(Ordering::Relaxed);
+            self.unlink(t, s, List::Drops, None, at - 1, next);
             at = next;
         }
-        self.settle(t, s);
-        Self::end(t, s);
-        held
-    }
-
-    /// Unlinks entry `e` (after `prev`, before `next`) and frees it.
-    fn unlink(&mut self, t: &Table, s: usize, prev: Option<u32>, e: u32, next: u32) {
-        match prev {
-            Some(p) => t.entries[p as usize].next.store(next, Ordering::Relaxed),
-            None => t.slots[s]
-                .head
-                .store(if next == EMPTY { TOMB } else { next }, Ordering::Relaxed),
-        }
-        t.entries[e as usize].mask.store(0, Ordering::Relaxed);
-        self.entry_gen[e as usize] = self.entry_gen[e as usize].wrapping_add(1);
-        self.free_entries.push(e);
-    }
-
-    /// After a list change inside begin/end: a slot left without entries
-    /// becomes a tombstone, or empty when the next slot is empty (with the
-    /// tombstones before it: no probe needs them).
-    fn settle(&mut self, t: &Table, s: usize) {
-        if t.slots[s].head.load(Ordering::Relaxed) != TOMB {
-            return;
-        }
+        t.slots[s].flags.store(0, Ordering::Relaxed);
         self.live_blocks -= 1;
         let n = t.slots.len();
         if t.slots[(s + 1) & (n - 1)].head.load(Ordering::Relaxed) != EMPTY {
-            return;
+            return true;
         }
         t.slots[s].head.store(EMPTY, Ordering::Relaxed);
         self.used_slots -= 1;
@@ -347,6 +577,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             self.used_slots -= 1;
             at = (at + n - 1) & (n - 1);
         }
+        true
     }
 
     /// Drops routed entries expired at `now`.
@@ -374,24 +605,34 @@ impl<W: Clone + Eq + Hash> Writer<W> {
     }
 
     fn is_current(&self, t: &Table, e: u32, stamp: u32, exp: u64) -> bool {
-        self.entry_gen[e as usize] == stamp && t.entries[e as usize].expires.load(Ordering::Relaxed) == exp
+        self.entry_stamp[e as usize] == stamp && t.entries[e as usize].expires.load(Ordering::Relaxed) == exp
     }
 
+    /// Unlinks routed entry `e` from its block.
     fn drop_entry(&mut self, t: &Table, e: u32) {
         let s = self.entry_slot[e as usize] as usize;
+        let slot = &t.slots[s];
+        let (key, parent) = (
+            slot.key.load(Ordering::Relaxed),
+            slot.parent.load(Ordering::Relaxed),
+        );
+        let has_parent = slot.flags.load(Ordering::Relaxed) & HAS_PARENT != 0;
         Self::begin(t, s);
         let mut prev = None;
-        let mut at = t.slots[s].head.load(Ordering::Relaxed);
+        let mut at = slot.head.load(Ordering::Relaxed);
         while at != EMPTY && at != TOMB {
             let next = t.entries[at as usize - 1].next.load(Ordering::Relaxed);
             if at - 1 == e {
-                self.unlink(t, s, prev, e, next);
+                self.unlink(t, s, List::Holders, prev, e, next);
                 break;
             }
             prev = Some(at - 1);
             at = next;
         }
-        self.settle(t, s);
+        let gone = self.settle(t, s);
         Self::end(t, s);
+        if gone && has_parent {
+            self.forget_child(parent, key);
+        }
     }
 }

@@ -267,15 +267,15 @@ fn bytes_per_holding_is_as_documented() {
     }
     let s = index.stats();
     assert_eq!((s.blocks, s.entries, s.holdings), (256, 256, 256 * 32));
-    // 512 block slots of 16 B, 512 entries of 24 B, 64 holders of 12 B.
-    assert_eq!(s.bytes, 512 * 16 + 512 * 24 + 64 * 12);
-    assert!(s.bytes_per_holding() < 2.6, "{} B", s.bytes_per_holding());
+    // 512 block slots of 32 B, 512 entries of 24 B, 64 holders of 12 B.
+    assert_eq!(s.bytes, 512 * 32 + 512 * 24 + 64 * 12);
+    assert!(s.bytes_per_holding() < 3.6, "{} B", s.bytes_per_holding());
     // Held once each: an entry and a block's slots per pair.
     let single = PrefixIndex::new(IndexConfig::exact(16).capacity(256).entries(256).max_holders(64)).unwrap();
     single.stored(&pool, &0, 0, &keys(0..256)).unwrap();
     let s = single.stats();
-    assert_eq!(s.bytes, 512 * 16 + 256 * 24 + 64 * 12);
-    assert!(s.bytes_per_holding() < 59.1, "{} B", s.bytes_per_holding());
+    assert_eq!(s.bytes, 512 * 32 + 256 * 24 + 64 * 12);
+    assert!(s.bytes_per_holding() < 91.1, "{} B", s.bytes_per_holding());
 }
 
 #[test]
