@@ -101,6 +101,8 @@ if [ "$render_only" = 0 ]; then
     # CARGO_TARGET_DIR says otherwise); results go into the same criterion tree.
     WORKERPICK_REPORT_DIR="$out" CRITERION_HOME="$target/criterion" \
         cargo bench --manifest-path benches/peers/Cargo.toml --bench peers -- "${crit_args[@]}"
+    echo "=== the prefix index beside kv-index (benches/peers/kvindex.rs)"
+    cargo bench --manifest-path benches/peers/Cargo.toml --bench kvindex
     for ((k = 2; k <= passes; k++)); do
         echo "=== target benchmarks, pass $k of $passes"
         cargo bench -p workerpick-benches --bench single -- --save-baseline "pass$k" "${crit_args[@]}" "$target_benches"
