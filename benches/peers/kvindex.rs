@@ -15,7 +15,7 @@ use kv_index::{
 use std::hint::black_box;
 use std::time::Duration;
 use workerpick::Pool;
-use workerpick::prefix::{BlockKey, IndexConfig, Matches, PrefixIndex, keys_of_tokens};
+use workerpick::prefix::{IndexConfig, Matches, PrefixIndex, keys_of_tokens};
 
 const WORKERS: u32 = 1024;
 const BLOCKS: usize = 128;
@@ -90,5 +90,4 @@ fn main() {
     g.finish();
     c.final_summary();
     black_box(&maps);
-    let _ = BlockKey::from_raw(0);
 }
