@@ -5,7 +5,8 @@
 //! never credits a worker with a block it did not store: not when the entry
 //! it is reading is unlinked and reused for another block (the block's
 //! seqlock), and not when the holder number it read is given to another
-//! worker (the index's reuse sequence).
+//! worker (the index's reuse sequence), and not when the writer compacts
+//! the slots under it (the same sequence).
 #![cfg(loom)]
 
 use loom::sync::Arc;
@@ -105,6 +106,43 @@ fn a_new_holder_of_the_parent_is_dropped_at_the_child() {
             "credit for a block never stored"
         );
         assert_eq!(credit(&index, &pool, &[k0, k1], 0), 2);
+        writer.join().unwrap();
+    });
+}
+
+/// The writer compacts the slots (tombstones of removed blocks fill them)
+/// while a lookup reads a block that the compaction rewrites: the lookup
+/// still finds it.
+#[test]
+fn a_compaction_never_hides_a_held_block() {
+    model("prefix_compaction", || {
+        let pool = Arc::new(Pool::from_workers([0u32]).unwrap());
+        // Raw keys whose first probe lands on slot 0, 1, ..., 7 of the 8.
+        let key = [30, 19, 28, 6, 1, 4, 3, 2].map(BlockKey::from_raw);
+        let index = Arc::new(PrefixIndex::new(small()).unwrap());
+        // Each block stored beside its predecessor, which then goes: slots
+        // 0..=5 are tombstones and 6 holds the one live block, 7 of 8 used.
+        for i in 0..7 {
+            index.stored(&pool, &0, 0, &key[i..=i]).unwrap();
+            if i > 0 {
+                index.removed(&0, 0, &key[i - 1..i]);
+            }
+        }
+        assert_eq!(index.stats().compactions, 0);
+        let writer = {
+            let (pool, index) = (pool.clone(), index.clone());
+            thread::spawn(move || {
+                // Its probe meets the empty slot 7 first: no room, so the
+                // writer compacts before it stores.
+                index.stored(&pool, &0, 0, &key[7..]).unwrap();
+                assert_eq!(index.stats().compactions, 1);
+            })
+        };
+        assert_eq!(
+            credit(&index, &pool, &key[6..7], 0),
+            1,
+            "a held block went unseen"
+        );
         writer.join().unwrap();
     });
 }

@@ -6,12 +6,18 @@
 //! [`IndexConfig`](crate::prefix::IndexConfig):
 //!
 //! - **Block slots**: an open-addressing table (linear probing, 2 slots per
-//!   block of capacity, a power of two) of `{seq, head, key}`, 16 B. `head`
-//!   is the first entry of the block's list, or `EMPTY` (never used: ends a
-//!   probe) or `TOMB` (the block went: a probe goes on). A removal that
-//!   leaves a tombstone in front of an empty slot empties it and the
-//!   tombstones before it, and at most 7/8 of the slots are ever in use, so
-//!   every probe ends.
+//!   block of capacity, a power of two) of `{seq, head, drops, flags, key,
+//!   parent}`, 32 B. `head` is the first entry of the block's list, or
+//!   `EMPTY` (never used: ends a probe) or `TOMB` (the block went: a probe
+//!   goes on). A removal that leaves a tombstone in front of an empty slot
+//!   empties it and the tombstones before it, and at most 7/8 of the slots are ever in use, so
+//!   every probe ends. A store of a new block that would pass 7/8 while
+//!   tombstones remain first *compacts* the table: every live block is
+//!   rewritten at the first empty slot of its probe, tombstones go. Live
+//!   blocks are at most half the slots, so at least 3/8 of them went since
+//!   the last compaction: its O(slots) cost is O(1) per removal, and churn
+//!   below the capacity never drops a store (`IndexStats::compactions`
+//!   counts them).
 //! - **Entries**: a fixed arena of `{mask, expires, group, next}`, 24 B. An
 //!   entry from events holds the holders `64·group .. 64·group + 63` whose
 //!   bits are set, and never expires; an entry from routing holds one holder
@@ -35,8 +41,11 @@
 //! new (worker, rank) only after every bit of its former owner is cleared,
 //! inside an odd window of the index's `reuse_seq`, which a lookup checks at
 //! its end: a lookup that read the old owner's bit and could credit the new
-//! owner starts again. The two loom models in `loom-tests/tests/prefix.rs`
-//! fail without, respectively, the per-block validation and the reuse check.
+//! owner starts again. A compaction moves blocks between slots inside an
+//! odd window of the same `reuse_seq`, so a lookup that overlaps it starts
+//! again too. The four loom models in `loom-tests/tests/prefix.rs` each fail
+//! without what they model: the per-block validation, the reuse check, the
+//! drops written before the parent shows a holder, the compaction's window.
 //!
 //! What a lookup therefore guarantees (the index's invariant): a block is
 //! credited to a worker only if a store (or live routed decision) for it

@@ -23,7 +23,8 @@ use std::time::Duration;
 pub struct IndexConfig {
     pub(crate) block_size: u32,
     pub(crate) capacity: u32,
-    pub(crate) entries: u32,
+    /// `None`: twice the capacity.
+    pub(crate) entries: Option<u32>,
     pub(crate) max_holders: u32,
     pub(crate) routed_ttl: Duration,
     pub(crate) manual_clock: bool,
@@ -34,7 +35,7 @@ pub const MAX_INDEX_CAPACITY: u32 = 1 << 28;
 
 impl IndexConfig {
     /// An index fed by engine events, for blocks of `block_size` tokens:
-    /// 2²⁰ blocks, 2²¹ holder entries, 4 096 holders, 2 s speculative TTL.
+    /// 2²⁰ blocks, 2 holder entries per block (2²¹), 4 096 holders, 2 s speculative TTL.
     ///
     /// ```
     /// use workerpick::prefix::IndexConfig;
@@ -44,7 +45,7 @@ impl IndexConfig {
         Self {
             block_size,
             capacity: 1 << 20,
-            entries: 1 << 21,
+            entries: None,
             max_holders: 4096,
             routed_ttl: Duration::from_secs(2),
             manual_clock: false,
@@ -87,7 +88,7 @@ impl IndexConfig {
     /// let _ = IndexConfig::exact(16).capacity(4096).entries(16384);
     /// ```
     pub fn entries(mut self, entries: u32) -> Self {
-        self.entries = entries;
+        self.entries = Some(entries);
         self
     }
 
@@ -136,6 +137,12 @@ impl IndexConfig {
         self.block_size
     }
 
+    /// The entries set, or twice the capacity.
+    pub(crate) fn entry_count(&self) -> u32 {
+        self.entries
+            .unwrap_or_else(|| self.capacity.saturating_mul(2).min(MAX_INDEX_CAPACITY))
+    }
+
     pub(crate) fn check(&self) -> Result<(), IndexError> {
         let bad = |what: &'static str, why: &str| {
             Err(IndexError::InvalidConfig {
@@ -148,7 +155,7 @@ impl IndexConfig {
         }
         for (what, n) in [
             ("capacity", self.capacity),
-            ("entries", self.entries),
+            ("entries", self.entry_count()),
             ("max holders", self.max_holders),
         ] {
             if n == 0 || n > MAX_INDEX_CAPACITY {

@@ -117,6 +117,9 @@ pub struct IndexStats {
     pub unknown_holder: u64,
     /// Bytes the index allocated.
     pub bytes: u64,
+    /// Times the writer rewrote the slot table to drop the tombstones that
+    /// removed blocks leave (lookups overlapping one start again).
+    pub compactions: u64,
 }
 
 impl IndexStats {
@@ -146,7 +149,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> PrefixIndex<W> {
     pub fn new(config: IndexConfig) -> Result<Self, IndexError> {
         config.check()?;
         let slots = (config.capacity as usize * 2).next_power_of_two().max(8);
-        let table = Table::new(slots, config.entries as usize, config.max_holders as usize);
+        let table = Table::new(slots, config.entry_count() as usize, config.max_holders as usize);
         let writer = Writer::new(&table, config.capacity);
         Ok(Self {
             writer: Mutex::new(writer),
@@ -516,6 +519,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> PrefixIndex<W> {
             removed_not_held: w.drops.never_stored,
             unknown_holder: w.drops.unknown_holder,
             bytes: self.table.bytes() as u64,
+            compactions: w.compactions,
         }
     }
 }

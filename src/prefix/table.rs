@@ -65,8 +65,9 @@ pub(super) struct Table {
     pub(super) holders: Box<[Holder]>,
     /// Holders ever handed out (readers size their scratch by it).
     pub(super) holder_count: AtomicU32,
-    /// Odd while a holder number is being given to a new (worker, rank),
-    /// bumped after: a lookup that spans a reuse starts again.
+    /// Odd while a holder number is being given to a new (worker, rank), or
+    /// while the writer compacts the slots (blocks move), bumped after: a
+    /// lookup that spans either starts again.
     pub(super) reuse_seq: AtomicU32,
 }
 

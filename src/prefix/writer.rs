@@ -43,6 +43,7 @@ pub(super) struct Writer<W> {
     used_slots: u32,
     capacity: u32,
     pub(super) drops: Drops,
+    pub(super) compactions: u64,
 }
 
 fn split(h: u32) -> (u32, u64) {
@@ -66,6 +67,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             used_slots: 0,
             capacity,
             drops: Drops::default(),
+            compactions: 0,
         }
     }
 
@@ -235,9 +237,65 @@ impl<W: Clone + Eq + Hash> Writer<W> {
                 self.used_slots += 1;
                 at
             }
+            // Tombstones fill the headroom (live blocks are at most half the
+            // slots): drop them, and probe again.
+            None if self.used_slots > self.live_blocks => {
+                self.compact(t);
+                return self.find_or_insert(t, key);
+            }
             None => return None,
         };
         Some((at, true))
+    }
+
+    /// Rewrites the table without its tombstones: every live block moves to
+    /// the first empty slot of its probe, with its lists (whose entries learn
+    /// their new slot). Lookups that overlap it start again: `reuse_seq` is
+    /// odd meanwhile, as for a holder's reuse. It runs once at least
+    /// 3/8 of the slots' worth of blocks went since the last one, so its
+    /// O(slots) cost is O(1) per removal.
+    fn compact(&mut self, t: &Table) {
+        t.reuse_seq.fetch_add(1, Ordering::Relaxed);
+        fence(Ordering::Release);
+        let mut live = Vec::with_capacity(self.live_blocks as usize);
+        for (s, slot) in t.slots.iter().enumerate() {
+            let head = slot.head.load(Ordering::Relaxed);
+            if head != EMPTY && head != TOMB {
+                live.push((
+                    head,
+                    slot.drops.load(Ordering::Relaxed),
+                    slot.flags.load(Ordering::Relaxed),
+                    slot.key.load(Ordering::Relaxed),
+                    slot.parent.load(Ordering::Relaxed),
+                    std::mem::take(&mut self.routed_count[s]),
+                ));
+            }
+            slot.head.store(EMPTY, Ordering::Relaxed);
+        }
+        let n = t.slots.len();
+        for &(head, drops, flags, key, parent, routed) in &live {
+            let mut at = home(key, n);
+            while t.slots[at].head.load(Ordering::Relaxed) != EMPTY {
+                at = (at + 1) & (n - 1);
+            }
+            let slot = &t.slots[at];
+            slot.drops.store(drops, Ordering::Relaxed);
+            slot.flags.store(flags, Ordering::Relaxed);
+            slot.key.store(key, Ordering::Relaxed);
+            slot.parent.store(parent, Ordering::Relaxed);
+            slot.head.store(head, Ordering::Relaxed);
+            self.routed_count[at] = routed;
+            for list in [head, drops] {
+                let mut e = list;
+                while e != EMPTY && e != TOMB {
+                    self.entry_slot[e as usize - 1] = at as u32;
+                    e = t.entries[e as usize - 1].next.load(Ordering::Relaxed);
+                }
+            }
+        }
+        self.used_slots = live.len() as u32;
+        self.compactions += 1;
+        t.reuse_seq.fetch_add(1, Ordering::Release);
     }
 
     /// Sets `h`'s bit in an event's entry of `list` (inside `s`'s window),

@@ -188,6 +188,38 @@ fn a_full_index_drops_and_counts_but_never_credits_wrongly() {
     assert_eq!(credits(&index, &pool, &keys(100..108)), HashMap::from([(1, 8)]));
 }
 
+/// A sliding window of live blocks well below the capacity, stored and
+/// removed for many times the table's size: removed blocks leave tombstones,
+/// which must never make the index refuse a store it has room for.
+#[test]
+fn churn_below_capacity_never_drops_a_store() {
+    let pool = Pool::from_workers(0u32..1).unwrap();
+    let index = PrefixIndex::new(IndexConfig::exact(16).capacity(1024)).unwrap();
+    let key = |k: u64| BlockKey::from_raw(k.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let window = 960;
+    for k in 0..20_000u64 {
+        assert_eq!(index.stored(&pool, &0, 0, &[key(k)]), Ok(1), "store {k}");
+        if k >= window {
+            assert_eq!(
+                index.removed(&0, 0, &[key(k - window)]),
+                1,
+                "remove {}",
+                k - window
+            );
+        }
+    }
+    let s = index.stats();
+    assert_eq!((s.blocks, s.dropped_full), (window, 0));
+    assert!(s.compactions > 0, "the churn left no tombstones to drop");
+    // Every live block is still found, and no removed one is.
+    let live: Vec<BlockKey> = (20_000 - window..20_000).map(key).collect();
+    assert_eq!(credits(&index, &pool, &live), HashMap::from([(0, window as u32)]));
+    assert_eq!(
+        credits(&index, &pool, &[key(20_000 - window - 1)]),
+        HashMap::new()
+    );
+}
+
 #[test]
 fn routed_entries_make_room_for_events_oldest_first() {
     let pool = Pool::from_workers(0u32..2).unwrap();
@@ -252,6 +284,21 @@ fn bad_input_is_a_typed_error() {
     assert_eq!(
         credits(&index, &pool, &keys(0..1)),
         HashMap::from([(0, 1), (2, 1)])
+    );
+}
+
+/// The entries' default follows the capacity (2 per block), so a small
+/// index is small: 2 048 slots of 32 B, 2 048 entries of 24 B, 4 096
+/// holders of 12 B for 1 024 blocks.
+#[test]
+fn the_entries_default_to_twice_the_capacity() {
+    let index = PrefixIndex::<u32>::new(IndexConfig::exact(16).capacity(1024)).unwrap();
+    assert_eq!(index.stats().bytes, 2048 * 32 + 2048 * 24 + 4096 * 12);
+    let set = PrefixIndex::<u32>::new(IndexConfig::exact(16).entries(100).capacity(1024)).unwrap();
+    assert_eq!(
+        set.stats().bytes,
+        2048 * 32 + 100 * 24 + 4096 * 12,
+        "a set entries count stays"
     );
 }
 
