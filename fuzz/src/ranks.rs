@@ -391,21 +391,25 @@ impl Model {
         Ok(())
     }
 
-    /// Every candidate rank, in set order, through mask slot `mask`.
+    /// Every candidate rank through mask slot `mask`: in set order, or, for
+    /// a mask built before the set last changed, in the mask's order (the
+    /// set's then) among the workers it named that are still the same.
     fn candidates(&self, mask: Option<u8>) -> Result<Vec<Rank>, Error> {
-        let admitted = |k: u8| match mask {
-            None => true,
-            Some(s) => match &self.masks[usize::from(s) % MASKS] {
-                None => false,
-                Some(m) => m.entries.iter().any(|&(mk, id)| {
-                    mk == k && (m.epoch == self.epoch || self.identity.get(&k) == Some(&id))
-                }),
-            },
+        let order: Vec<u8> = match mask.map(|s| &self.masks[usize::from(s) % MASKS]) {
+            None => self.members.iter().map(|m| m.key).collect(),
+            Some(None) => Vec::new(),
+            Some(Some(m)) if m.epoch == self.epoch => m.entries.iter().map(|&(k, _)| k).collect(),
+            Some(Some(m)) => m
+                .entries
+                .iter()
+                .filter(|&&(k, id)| self.identity.get(&k) == Some(&id))
+                .map(|&(k, _)| k)
+                .collect(),
         };
-        let cands: Vec<Rank> = self
-            .members
-            .iter()
-            .filter(|m| !self.draining.contains(&m.key) && admitted(m.key))
+        let cands: Vec<Rank> = order
+            .into_iter()
+            .filter_map(|k| self.member(k))
+            .filter(|m| !self.draining.contains(&m.key))
             .flat_map(|m| (0..m.ranks).map(move |r| (m.key, r)))
             .collect();
         if !cands.is_empty() {

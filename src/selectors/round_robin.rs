@@ -10,7 +10,10 @@ use crate::sync::atomic::{AtomicUsize, Ordering};
 /// has turns in proportion to its capacity, spread evenly (see
 /// [`docs::fleets`](crate::docs::fleets), "Capacity weights"). Unhealthy
 /// workers are passed over (their turn goes to the next healthy worker)
-/// while any candidate is healthy.
+/// while any candidate is healthy. Candidates come in the set's order; through
+/// an [`Eligibility`](crate::Eligibility) mask built before the set last
+/// changed, in the mask's order (the set's when it was built), among the
+/// workers it named that are still members.
 ///
 /// The cursor sits alone on its cache line so that the threads that share a
 /// `RoundRobin` contend on nothing else. A preview reads it without advancing.

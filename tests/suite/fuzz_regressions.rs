@@ -125,3 +125,25 @@ fn a_refused_replace_changes_nothing() {
     pool.insert(0).unwrap();
     assert_eq!(pool.loads(), [(2, 0), (0, 0)]);
 }
+
+/// CI's fuzz run of `ranks` (round-robin's ticket, a stale mask): a mask
+/// built before `replace` reordered the set goes round its workers in its
+/// own order (the set's when it was built), not the new set's; the fuzz
+/// model expected the new order. The rule, pinned: each still-current
+/// worker of the mask once per turn, in the mask's order, and a worker that
+/// left and came back is not the mask's any more.
+#[test]
+fn round_robin_over_a_stale_mask_keeps_the_masks_order() {
+    let pool = Pool::from_workers([0u8, 1, 2, 3]).unwrap();
+    let mask = pool.eligibility(|&k| k != 3);
+    pool.replace([2u8, 1, 0, 3]).unwrap();
+    let rr = RoundRobin::new();
+    let req = Request::new().eligible(&mask);
+    let picks: Vec<u8> = (0..6).map(|_| pool.select_with(&rr, &req).unwrap()).collect();
+    assert_eq!(picks, [0, 1, 2, 0, 1, 2]);
+    pool.remove(&1).unwrap();
+    pool.insert(1).unwrap();
+    let picks: Vec<u8> = (0..4).map(|_| pool.select_with(&rr, &req).unwrap()).collect();
+    assert_eq!(picks.iter().filter(|&&k| k == 1).count(), 0, "{picks:?}");
+    assert_eq!(picks.iter().filter(|&&k| k == 0).count(), 2, "{picks:?}");
+}
