@@ -497,13 +497,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> PrefixIndex<W> {
     pub fn stats(&self) -> IndexStats {
         let w = crate::sync::lock(&self.writer);
         let now = self.clock.now();
-        let holdings = self
-            .table
-            .entries
-            .iter()
-            .filter(|e| e.expires.load(Ordering::Relaxed) > now)
-            .map(|e| u64::from(e.mask.load(Ordering::Relaxed).count_ones()))
-            .sum();
+        let holdings = w.holdings(&self.table, now);
         let degraded = w
             .holders
             .values()

@@ -161,6 +161,18 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         })
     }
 
+    /// (block, holder) pairs held at `now`: the bits of the holders' lists'
+    /// live entries (not the drops').
+    pub(super) fn holdings(&self, t: &Table, now: u64) -> u64 {
+        (0..t.slots.len())
+            .filter(|&s| self.live(t, s))
+            .flat_map(|s| self.iter(t, s, List::Holders))
+            .map(|e| &t.entries[e as usize])
+            .filter(|e| e.expires.load(Ordering::Relaxed) > now)
+            .map(|e| u64::from(e.mask.load(Ordering::Relaxed).count_ones()))
+            .sum()
+    }
+
     /// Whether `list` of slot `s` has holder `h` (in an event's entry only,
     /// with `exact`).
     fn has(&self, t: &Table, s: usize, list: List, h: u32, exact: bool) -> bool {

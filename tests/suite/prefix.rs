@@ -287,6 +287,18 @@ fn bad_input_is_a_typed_error() {
     );
 }
 
+/// Holdings count (block, holder) pairs held, not the entries of the
+/// blocks' drops lists (the parent's holders a child lacks).
+#[test]
+fn holdings_count_what_is_held_not_the_drops() {
+    let pool = Pool::from_workers(0u32..2).unwrap();
+    let index = PrefixIndex::new(IndexConfig::exact(16).capacity(64)).unwrap();
+    let [k1, k2] = [BlockKey::from_raw(1), BlockKey::from_raw(2)];
+    index.stored(&pool, &0, 0, &[k1, k2]).unwrap();
+    index.stored(&pool, &1, 0, &[k1]).unwrap();
+    assert_eq!(index.stats().holdings, 3);
+}
+
 /// The entries' default follows the capacity (2 per block), so a small
 /// index is small: 2 048 slots of 32 B, 2 048 entries of 24 B, 4 096
 /// holders of 12 B for 1 024 blocks.
