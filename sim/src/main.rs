@@ -131,7 +131,7 @@ struct Args {
     #[arg(long)]
     no_mooncake: bool,
     /// Speed-ups of the Mooncake replay, one table each (arrival = timestamp ÷ speed-up).
-    #[arg(long, value_delimiter = ',', default_value = "5,6.5")]
+    #[arg(long, value_delimiter = ',', default_value = "5,8")]
     mooncake_speedups: Vec<f64>,
 }
 

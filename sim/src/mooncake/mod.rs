@@ -68,7 +68,7 @@ impl Default for Scenario {
         Self {
             workers: 16,
             copies: 2,
-            speedup: 6.0,
+            speedup: 5.0,
             cache_blocks: 2048,
             prefill_us_per_token: 20.0,
             decode_ms_per_token: 20.0,
@@ -139,13 +139,25 @@ pub struct Run {
     pub hit_rate: f64,
     /// Time to first token, ms: p50 and p99.
     pub ttft_ms: (f64, f64),
+    /// The queueing part of TTFT (arrival to prefill start), ms: p99.
+    pub wait_p99_ms: f64,
     /// The most blocks any one worker prefilled.
     pub most_prefilled: u64,
     /// Mean time to find a request's credit (lookup and fill), ns; 0 for
     /// the policies that read none.
     pub lookup_ns: f64,
+    /// Requests whose credit for the chosen worker was above, and below,
+    /// the blocks its engine held then (0 for the policies that read none).
+    pub credit_wrong: (u64, u64),
     /// The index's own account at the end, for the policies that use one.
     pub index: Option<IndexStats>,
+}
+
+impl Run {
+    /// The share of requests whose credit was wrong either way.
+    pub fn credit_wrong_rate(&self) -> f64 {
+        (self.credit_wrong.0 + self.credit_wrong.1) as f64 / self.requests.max(1) as f64
+    }
 }
 
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
@@ -172,6 +184,8 @@ struct InFlight<'p> {
     arrived: f64,
     prefill_blocks: u32,
     ttft: f64,
+    /// When its prefill started, µs.
+    started: f64,
     reservation: Option<Reservation<'p, u32>>,
 }
 
@@ -250,6 +264,7 @@ pub fn run(s: &Scenario, trace: &Trace, policy: Policy) -> Run {
     let mut events: BinaryHeap<Reverse<(u64, Event)>> = BinaryHeap::new();
     let (mut cached, mut total) = (0u64, 0u64);
     let (mut lookups, mut lookup_ns) = (0u64, 0u128);
+    let mut wrong = (0u64, 0u64);
     let ns = |us: f64| (us * 1e3) as u64;
     let delay = ns(s.event_delay_ms * 1e3);
     let arrival_us = |j: usize| reqs[j / s.copies as usize].timestamp_ms as f64 * 1e3 / s.speedup;
@@ -263,6 +278,7 @@ pub fn run(s: &Scenario, trace: &Trace, policy: Policy) -> Run {
             let w: usize = $w;
             if !busy[w] {
                 if let Some(i) = queues[w].pop_front() {
+                    flights[i].started = $now as f64 / 1e3;
                     let f = &flights[i];
                     let hit = caches[w].prefix(&f.keys);
                     caches[w].admit(&f.keys, &mut changes);
@@ -367,6 +383,14 @@ pub fn run(s: &Scenario, trace: &Trace, policy: Policy) -> Run {
                     }
                 };
                 let w = *res.worker();
+                if !matches!(credit, Credit::None) {
+                    let truth = caches[w as usize].prefix(&keys);
+                    if credit_blocks > truth {
+                        wrong.0 += 1;
+                    } else if credit_blocks < truth {
+                        wrong.1 += 1;
+                    }
+                }
                 if let Credit::Index(index, false) = &credit {
                     index.routed(&pool, &w, 0, &keys).expect("a known worker");
                 }
@@ -381,6 +405,7 @@ pub fn run(s: &Scenario, trace: &Trace, policy: Policy) -> Run {
                     arrived: now_us,
                     prefill_blocks: n - credit_blocks,
                     ttft: 0.0,
+                    started: 0.0,
                     reservation: Some(res),
                 });
                 queues[w as usize].push_back(flights.len() - 1);
@@ -411,6 +436,7 @@ pub fn run(s: &Scenario, trace: &Trace, policy: Policy) -> Run {
         }
     }
     let mut ttft: Vec<f64> = flights.iter().map(|f| f.ttft / 1e3).collect();
+    let mut wait: Vec<f64> = flights.iter().map(|f| (f.started - f.arrived) / 1e3).collect();
     let index = match &credit {
         Credit::Index(index, _) => Some(index.stats()),
         _ => None,
@@ -420,12 +446,14 @@ pub fn run(s: &Scenario, trace: &Trace, policy: Policy) -> Run {
         requests: flights.len(),
         hit_rate: cached as f64 / total.max(1) as f64,
         ttft_ms: (quantile(&mut ttft, 0.5), quantile(&mut ttft, 0.99)),
+        wait_p99_ms: quantile(&mut wait, 0.99),
         most_prefilled: prefilled.iter().copied().max().unwrap_or(0),
         lookup_ns: if lookups == 0 {
             0.0
         } else {
             lookup_ns as f64 / lookups as f64
         },
+        credit_wrong: wrong,
         index,
     }
 }
@@ -457,8 +485,16 @@ pub fn table(s: &Scenario, trace: &Trace, runs: &[Run]) -> String {
         s.event_delay_ms
     );
     out += &format!(
-        "{:<20} {:>9} {:>10} {:>10} {:>14} {:>10} {:>10}\n",
-        "policy", "hit rate", "TTFT p50", "TTFT p99", "most prefilled", "lookup", "index"
+        "{:<20} {:>9} {:>10} {:>10} {:>10} {:>14} {:>13} {:>10} {:>10}\n",
+        "policy",
+        "hit rate",
+        "TTFT p50",
+        "TTFT p99",
+        "wait p99",
+        "most prefilled",
+        "credit wrong",
+        "lookup",
+        "index"
     );
     for r in runs {
         let lookup = if r.lookup_ns > 0.0 {
@@ -466,16 +502,26 @@ pub fn table(s: &Scenario, trace: &Trace, runs: &[Run]) -> String {
         } else {
             "-".into()
         };
+        let wrong = if matches!(
+            r.policy,
+            Policy::Random | Policy::RoundRobin | Policy::LeastLoaded
+        ) {
+            "-".into()
+        } else {
+            format!("{:.1}%", r.credit_wrong_rate() * 100.0)
+        };
         let index = r.index.map_or("-".into(), |i| {
             format!("{:.1}MiB", i.bytes as f64 / (1 << 20) as f64)
         });
         out += &format!(
-            "{:<20} {:>8.1}% {:>8.0}ms {:>8.0}ms {:>14} {:>10} {:>10}\n",
+            "{:<20} {:>8.1}% {:>8.0}ms {:>8.0}ms {:>8.0}ms {:>14} {:>13} {:>10} {:>10}\n",
             r.policy.name(),
             r.hit_rate * 100.0,
             r.ttft_ms.0,
             r.ttft_ms.1,
+            r.wait_p99_ms,
             r.most_prefilled,
+            wrong,
             lookup,
             index
         );
