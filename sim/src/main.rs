@@ -133,6 +133,10 @@ struct Args {
     /// Speed-ups of the Mooncake replay, one table each (arrival = timestamp ÷ speed-up).
     #[arg(long, value_delimiter = ',', default_value = "5,8")]
     mooncake_speedups: Vec<f64>,
+    /// The Mooncake replay's index capacity, as a multiple of the fleet's
+    /// total cache (the approximate index gets 4x this).
+    #[arg(long, default_value_t = 2)]
+    mooncake_index_slack: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -471,6 +475,13 @@ fn main() -> ExitCode {
             eprintln!("simulate: --mooncake-speedups {x} is outside (0, 1e6]");
             return ExitCode::from(2);
         }
+        if !(1..=64).contains(&args.mooncake_index_slack) {
+            eprintln!(
+                "simulate: --mooncake-index-slack {} is outside 1..=64",
+                args.mooncake_index_slack
+            );
+            return ExitCode::from(2);
+        }
         match sim::mooncake::trace::resolve(args.trace.as_deref()) {
             Ok(t) => Some(t),
             Err(e) => {
@@ -572,6 +583,7 @@ fn main() -> ExitCode {
         for &speedup in &args.mooncake_speedups {
             let s = sim::mooncake::Scenario {
                 speedup,
+                index_slack: args.mooncake_index_slack,
                 seed: args.seed,
                 ..Default::default()
             };

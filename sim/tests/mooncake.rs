@@ -303,6 +303,9 @@ fn the_command_line_replays_a_trace_refuses_a_bad_one_and_can_skip_it() {
     let (code, _, err) = simulate(&["--mooncake-speedups", "0"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--mooncake-speedups"), "{err}");
+    let (code, _, err) = simulate(&["--mooncake-index-slack", "0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--mooncake-index-slack"), "{err}");
     // Skipped: not even the trace is read.
     let (code, out, err) = simulate(&["--no-mooncake", "--trace", broken.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{err}");
