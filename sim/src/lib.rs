@@ -10,6 +10,7 @@ pub mod latency;
 pub mod llm;
 pub mod llm_plot;
 pub mod modes;
+pub mod mooncake;
 pub mod outcome;
 pub mod plot;
 mod queue;

@@ -121,9 +121,25 @@ struct Args {
     /// SVG file.
     #[arg(long, value_name = "FILE.svg")]
     llm_plot: Option<PathBuf>,
+    /// The Mooncake trace (JSON lines) the replay section reads [default:
+    /// shared/data/mooncake/conversation_trace.jsonl in a folder above the
+    /// repository if there is one, else a built-in excerpt of its first 300
+    /// requests]. The replay is printed with the table format only.
+    #[arg(long, value_name = "PATH")]
+    trace: Option<PathBuf>,
+    /// Skip the Mooncake trace replay.
+    #[arg(long)]
+    no_mooncake: bool,
+    /// Speed-ups of the Mooncake replay, one table each (arrival = timestamp ÷ speed-up).
+    #[arg(long, value_delimiter = ',', default_value = "5,8")]
+    mooncake_speedups: Vec<f64>,
+    /// The Mooncake replay's index capacity, as a multiple of the fleet's
+    /// total cache (the approximate index gets 4x this).
+    #[arg(long, default_value_t = 2)]
+    mooncake_index_slack: u32,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum FormatArg {
     Table,
     Csv,
@@ -451,6 +467,29 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Read before the run: a trace that does not parse is refused at once.
+    let mooncake = if args.no_mooncake || args.format != FormatArg::Table {
+        None
+    } else {
+        if let Some(&x) = args.mooncake_speedups.iter().find(|&&x| !(x > 0.0 && x <= 1e6)) {
+            eprintln!("simulate: --mooncake-speedups {x} is outside (0, 1e6]");
+            return ExitCode::from(2);
+        }
+        if !(1..=64).contains(&args.mooncake_index_slack) {
+            eprintln!(
+                "simulate: --mooncake-index-slack {} is outside 1..=64",
+                args.mooncake_index_slack
+            );
+            return ExitCode::from(2);
+        }
+        match sim::mooncake::trace::resolve(args.trace.as_deref()) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("simulate: --trace {e}");
+                return ExitCode::from(2);
+            }
+        }
+    };
     let bar = Bar {
         bar: ProgressBar::with_draw_target(
             Some(config.progress_total() + scenarios.progress_total()),
@@ -539,6 +578,18 @@ fn main() -> ExitCode {
             ..sim::disagg::Fleet::default()
         };
         print!("\n{}", sim::disagg::table(&f, &sim::disagg::run_all(&f)));
+    }
+    if let Some(trace) = &mooncake {
+        for &speedup in &args.mooncake_speedups {
+            let s = sim::mooncake::Scenario {
+                speedup,
+                index_slack: args.mooncake_index_slack,
+                seed: args.seed,
+                ..Default::default()
+            };
+            let runs = sim::mooncake::run_all(&s, trace);
+            print!("\n{}", sim::mooncake::table(&s, trace, &runs));
+        }
     }
     if args.latency_requests > 0 {
         for base in [

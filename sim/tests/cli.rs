@@ -171,6 +171,7 @@ fn table(args: &[&str]) -> String {
         "--no-fleet-scenarios",
         "--llm-requests",
         "0",
+        "--no-mooncake",
     ];
     let args: Vec<&str> = base.iter().chain(args).copied().collect();
     let (code, stdout, stderr, _) = simulate(&args);
@@ -285,6 +286,7 @@ fn the_fleet_scenarios_follow_the_report_and_can_be_skipped() {
         "40",
         "--llm-requests",
         "0",
+        "--no-mooncake",
     ];
     let run = |extra: &[&str]| {
         let args = [&args[..], extra].concat();
