@@ -19,7 +19,7 @@ use std::time::Instant;
 use workerpick::{Handle, LeastLoaded, Pool, PowerOfTwo, Random, Rng, RoundRobin, Selector};
 
 /// The operations: (name, workers).
-const OPERATIONS: [(&str, u32); 16] = [
+const OPERATIONS: [(&str, u32); 20] = [
     ("random", 8),
     ("round-robin", 8),
     ("power-of-two", 8),
@@ -36,6 +36,10 @@ const OPERATIONS: [(&str, u32); 16] = [
     ("round-robin-unwrap", 1024),
     ("power-of-two-unwrap", 1024),
     ("least-loaded-unwrap", 1024),
+    ("random-held", 8),
+    ("round-robin-held", 8),
+    ("power-of-two-held", 8),
+    ("least-loaded-held", 8),
 ];
 
 type H = Handle<'static, u32>;
@@ -46,6 +50,17 @@ type H = Handle<'static, u32>;
 fn reserve<S: Selector>(h: &mut H, s: &S, ops: u64) {
     for _ in 0..ops {
         black_box(h.reserve(black_box(s)).ok().map(|r| *r.worker()));
+    }
+}
+
+/// The reservation held where other code sees it (a router hands it to the
+/// request's future): it lives in memory, not only in registers.
+#[inline(never)]
+fn reserve_held<S: Selector>(h: &mut H, s: &S, ops: u64) {
+    for _ in 0..ops {
+        if let Ok(r) = h.reserve(black_box(s)) {
+            black_box(&r);
+        }
     }
 }
 
@@ -87,6 +102,10 @@ impl Bench {
             "round-robin-unwrap" => reserve_unwrap(h, &RoundRobin::new(), ops),
             "power-of-two-unwrap" => reserve_unwrap(h, &PowerOfTwo::new(), ops),
             "least-loaded-unwrap" => reserve_unwrap(h, &LeastLoaded::new(), ops),
+            "random-held" => reserve_held(h, &Random::new(), ops),
+            "round-robin-held" => reserve_held(h, &RoundRobin::new(), ops),
+            "power-of-two-held" => reserve_held(h, &PowerOfTwo::new(), ops),
+            "least-loaded-held" => reserve_held(h, &LeastLoaded::new(), ops),
             other => usage(&format!("unknown operation `{other}`")),
         }
     }

@@ -11,6 +11,7 @@ allocation, so on the build (codegen units, LTO, the caller's crate), not on
 the source alone: this looks for it in the code a build produced.
 
     stlf.py BINARY SYMBOL_REGEX...
+    stlf.py --dump FILE SYMBOL_REGEX...   FILE: objdump -d -C output (tests)
 
 Disassembles every function whose demangled name matches one of the regexes
 (objdump -d -C), walks each one's instructions in address order and, for
@@ -25,6 +26,8 @@ import subprocess
 import sys
 
 WINDOW = int(os.environ.get("WINDOW", "24"))
+# ALL=1: through any base register, not only the stack pointer.
+ALL = os.environ.get("ALL") == "1"
 
 REG_WIDTH = {}
 for r in "rax rbx rcx rdx rsi rdi rbp rsp r8 r9 r10 r11 r12 r13 r14 r15".split():
@@ -40,7 +43,15 @@ for i in range(32):
     REG_WIDTH[f"ymm{i}"] = 32
     REG_WIDTH[f"zmm{i}"] = 64
 SUFFIX = {"b": 1, "w": 2, "l": 4, "q": 8}
-STACK = re.compile(r"^(-?0x[0-9a-f]+|-?\d+)?\(%rsp\)$")
+MEM = re.compile(r"^(-?0x[0-9a-f]+|-?\d+)?\(%(r[a-z0-9]+)\)$")
+# The 64-bit register each register name is part of.
+FULL = {}
+for _r in "ax bx cx dx si di bp sp".split():
+    for _n in (f"r{_r}", f"e{_r}", _r, _r[0] + "l" if _r[1] == "x" else _r + "l"):
+        FULL[_n] = f"r{_r}"
+for _i in range(8, 16):
+    for _n in (f"r{_i}", f"r{_i}d", f"r{_i}w", f"r{_i}b"):
+        FULL[_n] = f"r{_i}"
 LINE = re.compile(r"^\s*([0-9a-f]+):\s+(\S+)\s*(.*?)\s*(#.*)?$")
 HEADER = re.compile(r"^([0-9a-f]+) <(.*)>:$")
 
@@ -78,18 +89,59 @@ def split_operands(s):
 
 
 def disp(operand):
-    m = STACK.match(operand)
-    if not m:
+    """(base register, displacement) of a `disp(%base)` operand, else None."""
+    m = MEM.match(operand)
+    if not m or m.group(2) == "rip":
         return None
-    return int(m.group(1) or "0", 0)
+    return (m.group(2), int(m.group(1) or "0", 0))
+
+
+def check(mnemonic, operands, recent):
+    """Why the load `mnemonic operands` cannot be forwarded from the stores
+    in `recent`, or None."""
+    src, dst = operands
+    d_src = disp(src)
+    if d_src is None or not dst.startswith("%"):
+        return None
+    w = width(mnemonic, dst)
+    if mnemonic in ("movzbl", "movzbw", "movsbl", "movsbq", "movzbq"):
+        w = 1
+    elif mnemonic in ("movzwl", "movswl", "movzwq", "movswq"):
+        w = 2
+    elif mnemonic == "movslq":
+        w = 4
+    base, lo = d_src
+    if not w or (base != "rsp" and not ALL):
+        return None
+    hi = lo + w
+    # The youngest store to each byte of the load is the one forwarding it.
+    youngest = {}
+    for s in recent:
+        if s[2][0] == base:
+            for b in range(max(lo, s[2][1]), min(hi, s[2][1] + s[3])):
+                youngest[b] = s
+    if not youngest:
+        return None
+    feeders = {s[0]: s for s in youngest.values()}
+    if len(feeders) == 1 and len(youngest) == w:
+        return None
+    stores = "; ".join(f"{s[1]}: {s[4]}" for _, s in sorted(feeders.items()))
+    return f"reads {w} bytes written by: {stores}"
 
 
 def main():
-    if len(sys.argv) < 3:
+    if len(sys.argv) < 3 or sys.argv[1] == "--dump" and len(sys.argv) < 4:
         print(__doc__.strip().splitlines()[4], file=sys.stderr)
         sys.exit(2)
-    binary, patterns = sys.argv[1], [re.compile(p) for p in sys.argv[2:]]
-    dump = subprocess.run(["objdump", "-d", "-C", "--no-show-raw-insn", binary], check=True, capture_output=True, text=True).stdout
+    args = sys.argv[1:]
+    if args[0] == "--dump":
+        with open(args[1]) as f:
+            dump = f.read()
+        args = args[2:]
+    else:
+        dump = subprocess.run(["objdump", "-d", "-C", "--no-show-raw-insn", args[0]], check=True, capture_output=True, text=True).stdout
+        args = args[1:]
+    patterns = [re.compile(p) for p in args]
     functions, name, body = [], None, []
     for line in dump.splitlines():
         h = HEADER.match(line)
@@ -108,54 +160,37 @@ def main():
         if not any(p.search(name) for p in patterns):
             continue
         matched += 1
-        recent = []  # (index, address, offset, width, text) of stack stores
+        recent = []  # (index, address, (base, displacement), width, text) of stores
         for i, (addr, mnemonic, ops) in enumerate(body):
             operands = split_operands(ops)
-            if mnemonic.startswith("call") or mnemonic.startswith("ret"):
+            if mnemonic.startswith(("call", "ret", "jmp")):
+                # Another function's stores, or another path's: start over.
                 recent.clear()
                 continue
-            # Anything that moves %rsp shifts every offset: start over.
-            if len(operands) == 2 and operands[1] == "%rsp" or mnemonic.startswith("push") or mnemonic.startswith("pop"):
-                recent.clear()
-                continue
+            if mnemonic.startswith(("push", "pop")):
+                recent = [s for s in recent if s[2][0] != "rsp"]
             recent = [s for s in recent if i - s[0] <= WINDOW]
-            if not mnemonic.startswith(("mov", "vmov")) or len(operands) != 2:
-                continue
-            src, dst = operands
-            d_src, d_dst = disp(src), disp(dst)
-            if d_dst is not None and (src.startswith("%") or src.startswith("$")):
-                w = width(mnemonic, src if src.startswith("%") else "$")
-                if w:
-                    recent.append((i, addr, d_dst, w, f"{mnemonic} {ops}"))
-            elif d_src is not None and dst.startswith("%"):
-                w = width(mnemonic, dst)
-                if mnemonic in ("movzbl", "movzbw", "movsbl", "movsbq", "movzbq"):
-                    w = 1
-                elif mnemonic in ("movzwl", "movswl", "movzwq", "movswq"):
-                    w = 2
-                elif mnemonic == "movslq":
-                    w = 4
-                if not w:
-                    continue
-                lo, hi = d_src, d_src + w
-                overlapping = [s for s in recent if s[2] < hi and lo < s[2] + s[3]]
-                if not overlapping:
-                    continue
-                # The youngest store to each byte is the one forwarding it.
-                youngest = {}
-                for s in overlapping:
-                    for b in range(max(lo, s[2]), min(hi, s[2] + s[3])):
-                        youngest[b] = s
-                feeders = {s[0] for s in youngest.values()}
-                covered = len(feeders) == 1 and len(youngest) == w
-                if not covered:
+            if mnemonic.startswith(("mov", "vmov")) and len(operands) == 2:
+                hazard = check(mnemonic, operands, recent)
+                if hazard:
                     hazards += 1
-                    stores = "; ".join(f"{s[1]}: {s[4]}" for s in sorted({s for s in youngest.values()}))
-                    print(f"{name}: {addr}: {mnemonic} {ops} reads {w} bytes written by: {stores}")
+                    print(f"{name}: {addr}: {mnemonic} {ops} {hazard}")
+            # A write to a register moves every address based on it (the
+            # destination is the last operand).
+            if operands and operands[-1].startswith("%"):
+                written = FULL.get(operands[-1][1:])
+                recent = [s for s in recent if s[2][0] != written]
+            if mnemonic.startswith(("mov", "vmov")) and len(operands) == 2:
+                src, dst = operands
+                d_dst = disp(dst)
+                if d_dst is not None and (src.startswith("%") or src.startswith("$")):
+                    w = width(mnemonic, src if src.startswith("%") else "$")
+                    if w:
+                        recent.append((i, addr, d_dst, w, f"{mnemonic} {ops}"))
     if matched == 0:
-        print("stlf: no function matched " + " ".join(sys.argv[2:]), file=sys.stderr)
+        print("stlf: no function matched " + " ".join(args), file=sys.stderr)
         sys.exit(2)
-    print(f"stlf: {matched} functions, {hazards} store-forwarding hazards on the stack")
+    print(f"stlf: {matched} functions, {hazards} store-forwarding hazards" + ("" if ALL else " on the stack"))
     sys.exit(1 if hazards else 0)
 
 
