@@ -11,6 +11,12 @@
 //!                           prints offset and minimum ns, to show whether
 //!                           the time depends on where the data lie
 //!
+//! Each selector's loop is written three ways: `OP` as ci/baseline-compare
+//! writes it (`.ok().map(..)`), `OP-unwrap` as benches/single.rs does, and
+//! `OP-held` with the reservation where other code can see it (in memory: a
+//! router hands it to the request's future). `floor` is one locked increment
+//! and one locked decrement, the least any reserve + drop does.
+//!
 //! ci/outside.sh builds it twice (this package's release profile, the user's
 //! build, and `intree`, the workspace's settings) and runs both alternately.
 
@@ -19,7 +25,8 @@ use std::time::Instant;
 use workerpick::{Handle, LeastLoaded, Pool, PowerOfTwo, Random, Rng, RoundRobin, Selector};
 
 /// The operations: (name, workers).
-const OPERATIONS: [(&str, u32); 20] = [
+const OPERATIONS: [(&str, u32); 21] = [
+    ("floor", 1),
     ("random", 8),
     ("round-robin", 8),
     ("power-of-two", 8),
@@ -50,6 +57,18 @@ type H = Handle<'static, u32>;
 fn reserve<S: Selector>(h: &mut H, s: &S, ops: u64) {
     for _ in 0..ops {
         black_box(h.reserve(black_box(s)).ok().map(|r| *r.worker()));
+    }
+}
+
+/// What every reserve + drop does at least: one locked increment and one
+/// locked decrement of a counter (this host's price of the two).
+#[inline(never)]
+fn floor(ops: u64) {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    for _ in 0..ops {
+        black_box(COUNTER.fetch_add(1, Ordering::Relaxed));
+        COUNTER.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -94,6 +113,7 @@ impl Bench {
     fn run(&mut self, ops: u64) {
         let h = &mut self.handle;
         match self.op {
+            "floor" => floor(ops),
             "random" => reserve(h, &Random::new(), ops),
             "round-robin" => reserve(h, &RoundRobin::new(), ops),
             "power-of-two" => reserve(h, &PowerOfTwo::new(), ops),

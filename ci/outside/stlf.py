@@ -88,19 +88,24 @@ def split_operands(s):
     return [o.strip() for o in out]
 
 
-def disp(operand):
-    """(base register, displacement) of a `disp(%base)` operand, else None."""
+def disp(operand, aliases):
+    """(base register, displacement) of a `disp(%base)` operand, else None;
+    a register that holds a stack address (`lea d(%rsp),%reg`) counts as
+    the stack pointer plus its offset."""
     m = MEM.match(operand)
     if not m or m.group(2) == "rip":
         return None
-    return (m.group(2), int(m.group(1) or "0", 0))
+    base, d = m.group(2), int(m.group(1) or "0", 0)
+    if base in aliases:
+        return ("rsp", aliases[base] + d)
+    return (base, d)
 
 
-def check(mnemonic, operands, recent):
+def check(mnemonic, operands, recent, aliases):
     """Why the load `mnemonic operands` cannot be forwarded from the stores
     in `recent`, or None."""
     src, dst = operands
-    d_src = disp(src)
+    d_src = disp(src, aliases)
     if d_src is None or not dst.startswith("%"):
         return None
     w = width(mnemonic, dst)
@@ -161,17 +166,20 @@ def main():
             continue
         matched += 1
         recent = []  # (index, address, (base, displacement), width, text) of stores
+        aliases = {}  # register -> its offset from %rsp, after `lea d(%rsp),%reg`
         for i, (addr, mnemonic, ops) in enumerate(body):
             operands = split_operands(ops)
             if mnemonic.startswith(("call", "ret", "jmp")):
                 # Another function's stores, or another path's: start over.
                 recent.clear()
+                aliases.clear()
                 continue
             if mnemonic.startswith(("push", "pop")):
                 recent = [s for s in recent if s[2][0] != "rsp"]
+                aliases.clear()
             recent = [s for s in recent if i - s[0] <= WINDOW]
             if mnemonic.startswith(("mov", "vmov")) and len(operands) == 2:
-                hazard = check(mnemonic, operands, recent)
+                hazard = check(mnemonic, operands, recent, aliases)
                 if hazard:
                     hazards += 1
                     print(f"{name}: {addr}: {mnemonic} {ops} {hazard}")
@@ -180,9 +188,17 @@ def main():
             if operands and operands[-1].startswith("%"):
                 written = FULL.get(operands[-1][1:])
                 recent = [s for s in recent if s[2][0] != written]
+                aliases.pop(written, None)
+                if written == "rsp":
+                    aliases.clear()
+                    recent = [s for s in recent if s[2][0] != "rsp"]
+                elif mnemonic == "lea" and len(operands) == 2:
+                    m = MEM.match(operands[0])
+                    if m and m.group(2) == "rsp" and operands[1].startswith("%r"):
+                        aliases[written] = int(m.group(1) or "0", 0)
             if mnemonic.startswith(("mov", "vmov")) and len(operands) == 2:
                 src, dst = operands
-                d_dst = disp(dst)
+                d_dst = disp(dst, aliases)
                 if d_dst is not None and (src.startswith("%") or src.startswith("$")):
                     w = width(mnemonic, src if src.startswith("%") else "$")
                     if w:
