@@ -17,14 +17,19 @@
 # The baseline never moves, so neither does what the gate lets through:
 # unlike the instruction budgets of ci/iai.sh, it cannot be re-based.
 #
+# Then the user's build (ci/outside.sh --check, issue 46): the crate built
+# from an outside package, one codegen unit and thin LTO, must inline the
+# pick path into the caller's loop, have no stack store-forwarding hazard in
+# it, and execute the in-tree build's counts (from this run) within 5 % + 8.
+#
 #   ci/baseline.sh            PCT=5 SLACK=8 by default (environment)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pct=${PCT:-5}
 slack=${SLACK:-8}
 if ! command -v valgrind >/dev/null; then
-    echo "==> baseline: SKIPPED: valgrind is not installed"
-    exit 0
+    echo "==> baseline: SKIPPED: valgrind is not installed (the user's build is checked without counts)"
+    exec bash ci/outside.sh --check
 fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
@@ -41,3 +46,4 @@ awk -v pct="$pct" -v slack="$slack" '
         if (bad) { printf "baseline: FAILED: %d of %d operations over the pinned baseline\n", bad, n; exit 1 }
         printf "baseline: all %d operations within %d %% + %d instructions of the pinned baseline, same locked instructions\n", n, pct, slack
     }' "$out"
+TREE_COUNTS=$out bash ci/outside.sh --check

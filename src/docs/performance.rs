@@ -97,6 +97,61 @@
 //! returns at most two scalars, and an error type does not share a value's
 //! memory on its way back from one.
 //!
+//! # One source, two speeds: the caller's build
+//! The same operation can stall in one build and not in another, with the
+//! same instructions and locked instructions: the hot path is generic, so it
+//! is compiled in the caller's crate, and whether a value crosses the stack
+//! in pieces there depends on that crate's inlining and register allocation
+//! (its codegen units, LTO, what else its loop does), not on this crate's
+//! source alone. Issue 46 saw 97b26ce and the tree trade places, ~3x, between
+//! `ci/baseline-compare` and an outside package built with one codegen unit
+//! and thin LTO. `ci/outside.sh` builds that outside package
+//! (`benches/outside`: by path, default features) in both settings.
+//!
+//! What it found on the 2-core Intel Xeon the project runs on (`ci/outside.sh
+//! --time`, `perf annotate`, the disassembly; the issue's AMD host was not
+//! available, and its 3x is not reproduced here):
+//! - 97b26ce, in `ci/baseline-compare` and in the user's build alike,
+//!   stores a booking's slot and weight with two 4-byte stores and reads the
+//!   pair back with one 8-byte load right behind the booking's
+//!   compare-and-swap: a store-forwarding stall in every reserve loop (four,
+//!   one per selector), where `perf annotate` puts a fifth of the samples.
+//!   With the same instruction and locked-instruction counts as the tree,
+//!   its random reserve takes ~27 ns to the tree's ~16 (`BENCHMARKS.md`).
+//! - The tree keeps the booking in registers in both builds, and the whole
+//!   pick path (the handle's methods, `booking`, the storage's charge and
+//!   release, the reservation's `Drop`) is inlined into the caller's loop in
+//!   both: no call on the steady-state path, and the same times in both
+//!   builds to within the host's noise (`BENCHMARKS.md`, "A user's build").
+//!   The in-tree criterion build's reserve loops are clean too (the four
+//!   hazards `stlf.py` finds in `benches/single.rs`'s binary are the
+//!   `weighted-scan` benchmark's `Weighting`, whose `limit` and `add` are
+//!   stored as two `u32`s and copied as one `u64` into the kernel's
+//!   argument).
+//! - A reservation kept in memory by the caller (`if let Ok(r) =
+//!   h.reserve(s) { hand(&r) }`) in a 16-codegen-unit build still stalls:
+//!   the `Result<Reservation, Error>` stays on the stack because its error
+//!   path passes its address to the out-of-line drop of `Error`, and moving
+//!   the reservation out of it reads 16 + 8 bytes over 8 + 8 and 4 + 4-byte
+//!   stores. The user's build (one unit, thin LTO) has none. Not fixed:
+//!   `Error`'s variants that own a `String` are public, so the `Result` is
+//!   48 bytes whatever the reservation is.
+//!
+//! The rule, for every path a pick or a release takes: it is generic or
+//! `#[inline]`/`#[inline(always)]`, so it compiles into the caller's loop in
+//! every build; the booking crosses it in registers, never stored in parts
+//! and read back whole;
+//! and what a build did is checked in that build's code, since the counts do
+//! not see it. `ci/baseline.sh` runs `ci/outside.sh --check`: in the user's
+//! build, no pick-path function may have a body of its own (nm), the
+//! reserve loops may have no stack store-to-load forwarding hazard
+//! (`ci/outside/stlf.py`, which also runs on `ci/baseline-compare`'s tree
+//! side and must find the one in its fixture, 97b26ce's), and each operation
+//! must execute the in-tree build's instructions within 5 % + 8 and the same
+//! locked instructions. Both code checks fail on 97b26ce: `stlf.py` on
+//! its reserve loops in either build, `nm` on `ci/baseline-compare`'s, where
+//! its reservation's `Drop` has a body of its own.
+//!
 //! # Why the gate counts locked instructions
 //! `Ir` does not weigh a lock or a fence: one more `fetch_add` per reserve is
 //! about one instruction in a hundred, and on hosts where an uncontended
