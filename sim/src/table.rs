@@ -232,6 +232,16 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
             "6) Router replicas: R routers in front of the same fleet, each with its own pool",
         );
         o.push_str(&super::replicas::table::header(scenario));
+        let workers = fleet.speeds.len();
+        if workers > super::replicas::MAX_WORKERS {
+            let _ = writeln!(
+                o,
+                "On the first {} of the {workers} workers (same speed mix): every pick here scans the fleet,\n\
+                 and some ten runs per mode of {} picks on all of them would take minutes.",
+                super::replicas::MAX_WORKERS,
+                scenario.requests
+            );
+        }
         for r in reports.iter().filter(|r| !r.replicas.is_empty()) {
             o.push('\n');
             o.push_str(&super::replicas::table::block(&r.mode, scenario, &r.replicas));

@@ -46,9 +46,6 @@ fn workers_beyond_the_pool_limit_are_refused() {
 fn fleets_too_large_to_finish_are_refused() {
     refused(&["-w", "67108864"], "--workers");
     refused(&["--workers", "2000000", "--speeds", "1"], "--workers");
-    // A quarter of them CPUs (the default speeds): each one's attributes are a
-    // snapshot of the whole fleet.
-    refused(&["--workers", "262144"], "--cpus");
 }
 
 #[test]
