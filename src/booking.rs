@@ -143,6 +143,9 @@ fn reserve_as<W, S: Selector + ?Sized, R>(
         // is to read the worker, and so the loads overlap the booking.
         // SAFETY: `snap` names `slot` (the context hands out only its
         // candidates), and the booking made below keeps it once `snap` is gone.
+        // Not safe code: what keeps the key is the snapshot, then the booking,
+        // not a count on the key itself (an `Arc<W>` cloned per booking would be
+        // one more locked instruction on a shared line per pick).
         let key = unsafe { slots.keys.ptr(slot) };
         if !choice.charge || weight == 0 {
             return Ok(keep(slots.pin(slot, key)));

@@ -272,6 +272,10 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             self.next_generation = self.next_generation.wrapping_add(1);
             // SAFETY: the slot is fresh or was freed by `reclaim`, which proved no
             // snapshot, reservation or pin can reach it; we hold the writer lock.
+            // Not safe code: picks read keys with no lock and no count of their
+            // own (a lock or an `Arc` per key would put a shared write on every
+            // pick), so "no reader" is a proof over the snapshots, counters and
+            // pins that only the writer can make, which no type can check.
             unsafe { slots.keys.set(slot, Some(key), rank) };
         }
         slots.grown(allocated as usize, self.capacity as usize);
@@ -476,6 +480,54 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             });
         }
         self.change(i, |m| m.info = info, slots, current);
+        Ok(())
+    }
+
+    /// Sets the attributes of several members in one snapshot; checks every
+    /// change before making any (an unknown or repeated worker, or a rank
+    /// count that differs from the member's, changes nothing).
+    pub(crate) fn set_infos(
+        &mut self,
+        changes: Vec<(W, WorkerInfo)>,
+        slots: &Slots<W>,
+        current: &Published<Snapshot<W>>,
+    ) -> Result<(), Error> {
+        let keys: Vec<W> = changes.iter().map(|(k, _)| k.clone()).collect();
+        let mut seen = HashSet::with_capacity(keys.len());
+        if !keys.iter().all(|k| seen.insert(k)) {
+            return Err(Error::DuplicateWorker);
+        }
+        drop(seen);
+        let mut at = Vec::with_capacity(changes.len());
+        for (origin, (_, info)) in self.origins(&keys).into_iter().zip(&changes) {
+            let Origin::Member(i) = origin else {
+                return Err(Error::UnknownWorker);
+            };
+            let ranks = self.members[i].1.ranks();
+            if info.rank_count() != ranks {
+                return Err(Error::InvalidConfig {
+                    what: "worker ranks",
+                    why: format!(
+                        "the rank count is fixed while the worker is in the set (it has {ranks}); \
+                         remove it and insert it again to change it"
+                    ),
+                });
+            }
+            at.push((i, *info));
+        }
+        drop(keys);
+        drop(changes);
+        let mut list = self.member_refs();
+        for &(i, info) in &at {
+            list[i].1.info = info;
+        }
+        let staged = self.stage(&mut list, Vec::new(), false);
+        drop(list);
+        // Commit: no key code runs from here on.
+        for (i, info) in at {
+            self.members[i].1.info = info;
+        }
+        self.commit(staged, slots, current);
         Ok(())
     }
 

@@ -63,6 +63,10 @@ impl Remaps {
                 // failure for the same reason as the load above.
                 match cell.compare_exchange(ptr::null_mut(), raw, Ordering::AcqRel, Ordering::Acquire) {
                     // SAFETY: `raw` is now the cell's, freed only in `drop`.
+                    // Not a `OnceLock` (safe code): its initialisation
+                    // blocks racing callers, and this runs on the pick,
+                    // which must stay lock-free; here racers each build and
+                    // the loser frees its own copy.
                     Ok(_) => return Some(unsafe { &*raw }),
                     Err(other) => {
                         // SAFETY: the swap failed, so `raw` is still ours alone.

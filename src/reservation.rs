@@ -44,7 +44,10 @@ impl<'p, W> Reservation<'p, W> {
         // SAFETY: the key lives in the pool's slot storage, which the borrow
         // `'p` keeps alive, and this reservation holds its booking until it
         // drops, which the returned borrow of `self` outlasts, so the writer
-        // cannot reassign the slot meanwhile.
+        // cannot reassign the slot meanwhile. Not safe code: a reservation
+        // holds no copy of the key (a clone per booking, an allocation for
+        // `String` keys, or an `Arc` with a locked increment); its booking
+        // is what keeps the slot's key.
         unsafe { self.booked.key().get() }
     }
 

@@ -271,7 +271,11 @@ mod atomic_array {
         pub(crate) fn new(len: usize) -> Self {
             let len = len.max(1);
             let layout = layout(len);
-            // SAFETY: `layout` has a non-zero size (`len >= 1`).
+            // SAFETY: `layout` has a non-zero size (`len >= 1`). Not safe code
+            // (a `Box<[AtomicU32]>` built from an iterator): that writes every
+            // counter of an array sized for the pool's worker limit, where a
+            // zeroed allocation takes untouched zero pages; and a boxed slice's
+            // every use makes a reference to the whole array (see `prefix`).
             let raw = unsafe { alloc::alloc_zeroed(layout) };
             let Some(base) = NonNull::new(raw.cast::<AtomicU32>()) else {
                 alloc::handle_alloc_error(layout)
@@ -309,7 +313,8 @@ mod atomic_array {
         }
     }
 
-    // SAFETY: the array holds only atomics, owned by `AtomicArray`.
+    // SAFETY: the array holds only atomics, owned by `AtomicArray`. Needed
+    // because the base is a raw pointer (see `new`), which is neither.
     unsafe impl Send for AtomicArray {}
     // SAFETY: shared access only hands out `&AtomicU32`.
     unsafe impl Sync for AtomicArray {}

@@ -40,6 +40,23 @@ pub struct Fleet {
     pub weighted: bool,
 }
 
+impl Fleet {
+    /// The first `k` workers of the fleet (all of them if it has no more):
+    /// the speeds cycle over the fleet, so a prefix keeps their mix.
+    pub fn first(&self, k: usize) -> Fleet {
+        let k = k.min(self.speeds.len());
+        Fleet {
+            speeds: self.speeds[..k].to_vec(),
+            devices: self.devices[..k.min(self.devices.len())].to_vec(),
+            slots: self.slots,
+            service: self.service,
+            flat_scan: self.flat_scan,
+            capacities: self.capacities[..k.min(self.capacities.len())].to_vec(),
+            weighted: self.weighted,
+        }
+    }
+}
+
 /// The slot limit a pool for `workers` workers is built with: the default
 /// below it, else the next power of two (2^17 for 100 000 workers).
 pub fn pool_limit(workers: usize) -> usize {
@@ -87,9 +104,9 @@ impl Fleet {
     /// A pool over the fleet less `absent` (a worker that joins later).
     fn pool_without(&self, absent: Option<u32>) -> Pool<u32> {
         let workers = self.speeds.len() as u32;
-        // One snapshot for the whole fleet, then one per worker whose attributes
-        // differ from the default: inserting one by one would publish one per
-        // worker, quadratic in a large fleet.
+        // One snapshot for the whole fleet, then one for the attributes that
+        // differ from the default: inserting or setting them one by one would
+        // publish one snapshot per worker, quadratic in a large fleet.
         let limit = pool_limit(workers as usize);
         let pool = if limit > workerpick::DEFAULT_MAX_WORKERS {
             Pool::with_max_workers(limit).expect("a fleet within MAX_WORKERS_LIMIT")
@@ -104,12 +121,10 @@ impl Fleet {
         let members = (0..workers).filter(|&w| Some(w) != absent);
         pool.replace(members.clone())
             .expect("a fleet within the pool limit");
-        for w in members {
-            let info = self.info(w);
-            if info != WorkerInfo::new() {
-                pool.set_info(&w, info).expect("a member");
-            }
-        }
+        let infos = members
+            .map(|w| (w, self.info(w)))
+            .filter(|(_, info)| *info != WorkerInfo::new());
+        pool.set_infos(infos).expect("members with valid attributes");
         pool
     }
 

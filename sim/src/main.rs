@@ -170,12 +170,6 @@ const MAX_SERVICE: Duration = Duration::from_secs(10);
 /// mode, and this one takes about 15 s at the default settings.
 const MAX_FLEET: usize = 1 << 20;
 
-/// Each worker with attributes of its own (a CPU) publishes a snapshot of the
-/// whole fleet as each mode's pool is built: CPU workers × workers stays at or
-/// under this (20 000 workers at the default speeds, 5 000 of them CPUs: ~10 s
-/// of setup per mode in a release build on 2 cores).
-const MAX_SETUP_COPIES: usize = 100_000_000;
-
 /// Most workers `--plot` draws, one line and legend entry each.
 const MAX_PLOTTED: usize = 64;
 
@@ -303,15 +297,6 @@ impl Args {
                 self.workers - 1
             ));
         }
-        if cpus.len().saturating_mul(self.workers) > MAX_SETUP_COPIES {
-            return Err(format!(
-                "--workers {} with {} of them on CPUs (--cpus, or by default the ones slower than 1) \
-                 would take minutes to set up; at this size name at most {} with --cpus, or give --speeds 1",
-                self.workers,
-                cpus.len(),
-                MAX_SETUP_COPIES / self.workers
-            ));
-        }
         if let Some(path) = &self.plot {
             if self.workers > MAX_PLOTTED {
                 return Err(format!(
@@ -330,9 +315,13 @@ impl Args {
             }
             writable_svg("--llm-plot", path)?;
         }
+        let mut is_cpu = vec![false; self.workers];
+        for &w in &cpus {
+            is_cpu[w] = true;
+        }
         let devices = (0..self.workers)
             .map(|w| {
-                if cpus.contains(&w) {
+                if is_cpu[w] {
                     DeviceKind::Cpu
                 } else {
                     DeviceKind::Accelerator

@@ -74,20 +74,24 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
         );
     }
 
+    section(&mut o, "What this run shows (from the numbers below)");
+    o.push_str(&summary(reports));
+
     section(
         &mut o,
         "1) Each mode on that fleet: throughput, request latency (pick + queueing + service), pick cost",
     );
+    let mw = mode_width(reports);
     let _ = writeln!(
         o,
-        "{:<14}{:>8}{:>15}{:>11}{:>13}{:>9}{:>16}",
+        "{:<mw$}{:>8}{:>15}{:>11}{:>13}{:>9}{:>16}",
         "mode", "req/s", "latency mean", "p99", "pick p50 ns", "p99 ns", "picks/s idle"
     );
     for r in reports {
         let l = &r.load;
         let _ = writeln!(
             o,
-            "{:<14}{:>8}{:>12.2} ms{:>8.2} ms{:>13}{:>9}{:>16}",
+            "{:<mw$}{:>8}{:>12.2} ms{:>8.2} ms{:>13}{:>9}{:>16}",
             r.mode,
             si(l.requests_per_s()),
             l.latency_us.mean / 1e3,
@@ -126,14 +130,16 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
     } else {
         per_worker(&mut o, fleet, reports);
     }
+    let cw = column_width(reports);
+    let rw = cw - 6;
     let _ = write!(o, "{:<13}", "total");
     for r in reports {
         let total: u64 = r.load.workers.iter().map(|w| w.requests).sum();
-        let _ = write!(o, "  {:>8}{:>6}", total, "");
+        let _ = write!(o, "  {:>rw$}{:>6}", total, "");
     }
     let _ = write!(o, "\n{:<13}", "end in-flight");
     for r in reports {
-        let _ = write!(o, "  {:>14}", ends(&r.load));
+        let _ = write!(o, "  {:>cw$}", ends(&r.load));
     }
     o.push('\n');
     if workers > LISTED_WORKERS {
@@ -150,14 +156,14 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
         );
         let _ = writeln!(
             o,
-            "{:<14}{:>22}{:>18}{:>21}{:>15}",
+            "{:<mw$}{:>22}{:>18}{:>21}{:>15}",
             "mode", "in flight at removal", "served while out", "load kept at re-add", "end in-flight"
         );
         for r in reports {
             if let Some(ch) = &r.load.churn {
                 let _ = writeln!(
                     o,
-                    "{:<14}{:>22}{:>18}{:>21}{:>15}",
+                    "{:<mw$}{:>22}{:>18}{:>21}{:>15}",
                     r.mode,
                     ch.in_flight_at_removal,
                     ch.served_while_out,
@@ -186,7 +192,7 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
     let split = vec![even.to_string(); CLASSIC_WORKERS].join("/");
     let _ = writeln!(
         o,
-        "{:<14}{:>22}{:>24}{:>16}",
+        "{:<mw$}{:>22}{:>24}{:>16}",
         "mode",
         format!("bursts split {split}"),
         "most on one worker",
@@ -196,7 +202,7 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
         let b = &r.bursts;
         let _ = writeln!(
             o,
-            "{:<14}{:>22}{:>24}{:>16}",
+            "{:<mw$}{:>22}{:>24}{:>16}",
             r.mode,
             format!("{} of {}", b.even, b.bursts),
             b.max_on_one,
@@ -211,13 +217,13 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
             config.classic_requests
         ),
     );
-    let _ = write!(o, "{:<14}", "mode");
+    let _ = write!(o, "{:<mw$}", "mode");
     for w in 0..CLASSIC_WORKERS {
         let _ = write!(o, "{:>7}", format!("w{w}"));
     }
     let _ = writeln!(o, "{:>16}", "end in-flight");
     for r in reports {
-        let _ = write!(o, "{:<14}", r.mode);
+        let _ = write!(o, "{:<mw$}", r.mode);
         for w in &r.classic.workers {
             let _ = write!(o, "{:>7}", w.requests);
         }
@@ -232,6 +238,16 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
             "6) Router replicas: R routers in front of the same fleet, each with its own pool",
         );
         o.push_str(&super::replicas::table::header(scenario));
+        let workers = fleet.speeds.len();
+        if workers > super::replicas::MAX_WORKERS {
+            let _ = writeln!(
+                o,
+                "On the first {} of the {workers} workers (same speed mix): every pick here scans the fleet,\n\
+                 and some ten runs per mode of {} picks on all of them would take minutes.",
+                super::replicas::MAX_WORKERS,
+                scenario.requests
+            );
+        }
         for r in reports.iter().filter(|r| !r.replicas.is_empty()) {
             o.push('\n');
             o.push_str(&super::replicas::table::block(&r.mode, scenario, &r.replicas));
@@ -244,16 +260,34 @@ pub fn table(config: &Config, reports: &[ModeReport], timer_ns: u64) -> String {
     o
 }
 
+/// The width of the mode column in sections 1, 3, 4 and 5: the longest
+/// mode name and two spaces, at least the 14 the short names had.
+fn mode_width(reports: &[ModeReport]) -> usize {
+    reports
+        .iter()
+        .map(|r| r.mode.len() + 2)
+        .max()
+        .unwrap_or(0)
+        .max(14)
+}
+
+/// The width of a mode's column in section 2 (requests and peak side by
+/// side, the name over both): the longest name, at least 14.
+fn column_width(reports: &[ModeReport]) -> usize {
+    reports.iter().map(|r| r.mode.len()).max().unwrap_or(0).max(14)
+}
+
 /// Section 2's head: its title and the modes' column headers.
 fn head(o: &mut String, title: &str, first: &str, reports: &[ModeReport]) {
     section(o, title);
+    let (cw, rw) = (column_width(reports), column_width(reports) - 6);
     let _ = write!(o, "{first:<13}");
     for r in reports {
-        let _ = write!(o, "  {:>14}", r.mode);
+        let _ = write!(o, "  {:>cw$}", r.mode);
     }
     let _ = write!(o, "\n{:13}", "");
     for _ in reports {
-        let _ = write!(o, "  {:>8}{:>6}", "req", "peak");
+        let _ = write!(o, "  {:>rw$}{:>6}", "req", "peak");
     }
     o.push('\n');
 }
@@ -266,6 +300,7 @@ fn per_worker(o: &mut String, fleet: &Fleet, reports: &[ModeReport]) {
         "worker  speed",
         reports,
     );
+    let rw = column_width(reports) - 6;
     for (w, speed) in fleet.speeds.iter().enumerate() {
         let cpu = if fleet.devices[w] == DeviceKind::Cpu {
             " cpu"
@@ -275,7 +310,7 @@ fn per_worker(o: &mut String, fleet: &Fleet, reports: &[ModeReport]) {
         let _ = write!(o, "{:<7}{:>6}", format!("w{w}{cpu}"), speed);
         for r in reports {
             let x = &r.load.workers[w];
-            let _ = write!(o, "  {:>8}{:>6}", x.requests, x.peak_in_flight);
+            let _ = write!(o, "  {:>rw$}{:>6}", x.requests, x.peak_in_flight);
         }
         o.push('\n');
     }
@@ -304,6 +339,7 @@ fn distribution(o: &mut String, fleet: &Fleet, reports: &[ModeReport]) {
             (req, peak)
         })
         .collect();
+    let rw = column_width(reports) - 6;
     for (name, q) in [
         ("min", 0.0),
         ("p1", 0.01),
@@ -313,7 +349,7 @@ fn distribution(o: &mut String, fleet: &Fleet, reports: &[ModeReport]) {
     ] {
         let _ = write!(o, "{name:<13}");
         for (req, peak) in &sorted {
-            let _ = write!(o, "  {:>8}{:>6}", at(req, q), at(peak, q));
+            let _ = write!(o, "  {:>rw$}{:>6}", at(req, q), at(peak, q));
         }
         o.push('\n');
     }
@@ -333,7 +369,7 @@ fn distribution(o: &mut String, fleet: &Fleet, reports: &[ModeReport]) {
                     });
                 let _ = write!(
                     o,
-                    "  {:>8.1}{:>6.1}",
+                    "  {:>rw$.1}{:>6.1}",
                     sum as f64 / n as f64,
                     peak as f64 / n as f64
                 );
@@ -399,6 +435,97 @@ fn speeds_text(speeds: &[f64]) -> String {
         .map(|(s, n)| format!("{s} ×{n}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The few lines first in the table: the extremes of sections 1 to 6, each
+/// computed from the run.
+fn summary(reports: &[ModeReport]) -> String {
+    let mut o = String::new();
+    let extremes = |key: &dyn Fn(&ModeReport) -> u64| {
+        let lo = reports.iter().min_by_key(|r| key(r))?;
+        let hi = reports.iter().max_by_key(|r| key(r))?;
+        (key(lo) != key(hi)).then_some((lo, hi))
+    };
+    if reports.iter().all(|r| r.load.requests > 0) {
+        if let Some((lo, hi)) = extremes(&|r| r.load.latency_us.p99) {
+            let _ = writeln!(
+                o,
+                "- p99 latency on the fleet (1): lowest {} {:.2} ms, highest {} {:.2} ms.",
+                lo.mode,
+                lo.load.latency_us.p99 as f64 / 1e3,
+                hi.mode,
+                hi.load.latency_us.p99 as f64 / 1e3
+            );
+        }
+        if let Some((lo, hi)) = extremes(&|r| r.load.select_ns.p50) {
+            let _ = writeln!(
+                o,
+                "- Pick cost, p50 (1): cheapest {} {} ns, dearest {} {} ns.",
+                lo.mode, lo.load.select_ns.p50, hi.mode, hi.load.select_ns.p50
+            );
+        }
+        let peak =
+            |r: &ModeReport| u64::from(r.load.workers.iter().map(|w| w.peak_in_flight).max().unwrap_or(0));
+        if let Some((lo, hi)) = extremes(&peak) {
+            let _ = writeln!(
+                o,
+                "- Most in flight on one worker (2): {} under {}, {} under {}.",
+                peak(lo),
+                lo.mode,
+                peak(hi),
+                hi.mode
+            );
+        }
+    }
+    let bursts: Vec<&ModeReport> = reports.iter().filter(|r| r.bursts.bursts > 0).collect();
+    if !bursts.is_empty() {
+        let uneven: Vec<&str> = bursts
+            .iter()
+            .filter(|r| r.bursts.even != r.bursts.bursts)
+            .map(|r| r.mode.as_str())
+            .collect();
+        let _ = write!(
+            o,
+            "- Bursts split evenly every time (4): {} of {} modes",
+            bursts.len() - uneven.len(),
+            bursts.len()
+        );
+        let _ = if uneven.is_empty() {
+            writeln!(o, ".")
+        } else {
+            writeln!(o, "; not {}.", uneven.join(", "))
+        };
+    }
+    let verdicts: Vec<(&str, bool)> = reports
+        .iter()
+        .filter_map(|r| Some((r.mode.as_str(), super::replicas::table::meets(&r.replicas)?)))
+        .collect();
+    if !verdicts.is_empty() {
+        let missed: Vec<&str> = verdicts.iter().filter(|v| !v.1).map(|v| v.0).collect();
+        let _ = write!(
+            o,
+            "- {} replicas synced within {:.0}% of one router's p99 (6): {} of {} modes",
+            super::replicas::table::TARGET_REPLICAS,
+            super::replicas::table::TARGET_WITHIN * 100.0,
+            verdicts.len() - missed.len(),
+            verdicts.len()
+        );
+        let _ = if missed.is_empty() {
+            writeln!(o, ".")
+        } else {
+            writeln!(o, "; not {}.", missed.join(", "))
+        };
+    }
+    let broken = super::violations(reports).len();
+    let _ = if broken == 0 {
+        writeln!(
+            o,
+            "- Invariants held in every run (each request served once, in-flight counts back to 0)."
+        )
+    } else {
+        writeln!(o, "- {broken} invariant(s) BROKEN: see \"Reading it\".")
+    };
+    o
 }
 
 fn section(o: &mut String, title: &str) {

@@ -46,9 +46,6 @@ fn workers_beyond_the_pool_limit_are_refused() {
 fn fleets_too_large_to_finish_are_refused() {
     refused(&["-w", "67108864"], "--workers");
     refused(&["--workers", "2000000", "--speeds", "1"], "--workers");
-    // A quarter of them CPUs (the default speeds): each one's attributes are a
-    // snapshot of the whole fleet.
-    refused(&["--workers", "262144"], "--cpus");
 }
 
 #[test]
@@ -99,7 +96,8 @@ fn a_large_fleet_runs_on_a_bounded_number_of_threads() {
     ]);
     assert!(out.contains("Invariants held"), "{out}");
     // Summarised, not one row per worker (nor one speed or CPU name each).
-    assert!(out.lines().count() < 120, "{} lines", out.lines().count());
+    // (Some 130 lines with the summary first; a row per worker would be 20 000.)
+    assert!(out.lines().count() < 140, "{} lines", out.lines().count());
     assert!(out.lines().all(|l| l.len() < 400), "a line per fleet");
     for row in [
         "min",

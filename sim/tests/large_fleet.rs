@@ -62,3 +62,22 @@ fn a_100k_fleet_runs_summarised_and_keeps_the_invariants() {
     assert!(out.workers.iter().all(|w| w.peak_in_flight <= 1));
     assert!(out.select_ns.mean > 0.0, "the pick was timed");
 }
+
+/// A quarter of the fleet on CPUs, as the default speeds make it: each mode's
+/// pool is built with one snapshot for the attributes (`Pool::set_infos`).
+/// Set one by one (before), each CPU published a snapshot of the whole
+/// fleet: 25 000 snapshots of 100 000 workers, minutes of setup per pool.
+#[test]
+fn a_100k_fleet_with_cpus_is_built_in_seconds() {
+    let mut load = load(false);
+    for w in (0..WORKERS).filter(|w| w % 4 == 3) {
+        load.fleet.devices[w] = workerpick::DeviceKind::Cpu;
+    }
+    let selector = sim::modes::selector("device-aware").unwrap();
+    let start = std::time::Instant::now();
+    let out = sim::engine::run(&load, &*selector, &Silent);
+    let took = start.elapsed();
+    assert_eq!(out.pick_error, None);
+    assert_eq!(out.unserved, 0, "every request served");
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+}

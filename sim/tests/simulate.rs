@@ -116,6 +116,36 @@ fn check(config: &Config, reports: &[ModeReport]) {
     assert_eq!(per_worker(&rr.classic), [100; 4]);
 }
 
+/// Sections 1 to 5 of `table` line up: in each, the column header and
+/// every row (a mode's, or in section 2 a worker's and the totals) are as
+/// long as one another, so no mode name pushes its row out of line (before:
+/// the 20-character latency-power-of-two against a 14-character column).
+fn aligned(table: &str, modes: &[String]) {
+    for n in 1..=5 {
+        let start = table
+            .find(&format!("== {n})"))
+            .unwrap_or_else(|| panic!("section {n}"));
+        let body = &table[start..];
+        let body = &body[..body[3..].find("\n== ").map_or(body.len(), |e| e + 3)];
+        let mut lines = body.lines().skip(1);
+        let header = lines.next().unwrap();
+        let row = |l: &&str| {
+            let first = l.split_whitespace().next().unwrap_or("");
+            modes.iter().any(|m| m == first)
+                || (n == 2 && (first.starts_with('w') || ["req", "total", "end"].contains(&first)))
+        };
+        let rows: Vec<&str> = lines.filter(row).collect();
+        assert!(!rows.is_empty(), "section {n}: no rows in\n{body}");
+        for r in rows {
+            assert_eq!(
+                r.chars().count(),
+                header.chars().count(),
+                "section {n}, out of line:\n{header}\n{r}"
+            );
+        }
+    }
+}
+
 #[test]
 fn small_run_keeps_every_invariant() {
     let config = small();
@@ -139,6 +169,18 @@ fn small_run_keeps_every_invariant() {
     ] {
         assert!(table.contains(header), "{header} missing from:\n{table}");
     }
+    aligned(&table, &config.modes);
+    // The summary comes first, before the sections it sums up.
+    let summary = table.find("== What this run shows").expect("a summary");
+    assert!(summary < table.find("== 1)").unwrap(), "{table}");
+    assert!(
+        table[summary..]
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("- p99 latency"),
+        "{table}"
+    );
     let json: serde_json::Value = serde_json::from_str(&render(Format::Json, &config, &reports, 20)).unwrap();
     assert_eq!(json["modes"].as_array().unwrap().len(), reports.len());
     // The replica scenario ran for the modes that look at load, and only for them.

@@ -194,7 +194,10 @@ impl LoadBounds {
     #[inline(always)]
     pub(crate) fn scores(&self) -> Option<&Scores> {
         // SAFETY: a non-null pointer came from `Box::into_raw` in
-        // `install_scores`, and is freed only when the bounds drops.
+        // `install_scores`, and is freed only when the bounds drops. Not a
+        // `OnceLock` (safe code): the pointer is `crate::sync`'s `AtomicPtr`
+        // so that loom models its publication against the `WEIGHTED` flag
+        // (loom-tests/tests/scores.rs); std's `OnceLock` is invisible to loom.
         unsafe { self.scores.load(Ordering::Acquire).as_ref() }
     }
 

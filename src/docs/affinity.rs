@@ -78,21 +78,43 @@
 //! the plain modes would pay for. The pick sums the candidates' loads
 //! itself instead, and only when it needs the total: a worker with nothing
 //! in flight fits any bound (`0 ≤ ⌈x⌉`), so a key whose worker is idle
-//! reads no total at all. Below 64 candidates a pick that needs it sums
-//! them (as cheap as reading a shared total); from 64 on, unmasked picks
-//! read a total cached on the ring. Every pick, whether it needs the total
-//! or not, retires the cached one with probability `8/n`, and the next pick
-//! that needs one rescans and stores it (previews never store): at most
-//! ~8 counter loads per pick amortised, none while keys find idle workers,
-//! and a cached total about `n/8` picks old whichever workers the keys
-//! find, as when every pick rolled for a rescan. Between rescans the
-//! cached total lags by about `n/8` bookings, i.e. by `f/800` of a request
-//! per worker in the bound; with reservations only growing it is an
-//! underestimate, which makes the bound stricter, never looser. When no
-//! candidate fits (a total older than a burst of bookings), the pick
-//! rescans and walks again, then falls back to least-loaded. Masked picks
-//! sum their own candidates. The bound itself is compared by multiplying
-//! (`load · d < n + d` for `load ≤ ⌈n / d⌉`): no division on the pick.
+//! reads no total at all. Below 64 candidates, and for masked picks, a pick
+//! that needs it sums them (as cheap as reading a shared total): the bound
+//! is on the live total. From 64 on, unmasked picks read a total cached on
+//! the ring. Every keyed, bounded pick, whether it needs the total or not,
+//! retires the cached one with probability `8/n`, and the next pick that
+//! needs one rescans and stores it (previews never store and never
+//! retire): at most ~8 counter loads per pick amortised, none while keys
+//! find idle workers.
+//!
+//! **How stale it may be.** A cached total, once stored, is used by the
+//! picks that follow until one of them retires it: it outlives `k` picks
+//! (of this pool, from any handle) with probability `(1 − 8/n)^k`, a run
+//! of picks geometric with mean `n/8` (`(1 − 8/n)^k ≤ e^(−8k/n)`, under
+//! `e^(−25)` for `k = 25n/8`). A pick bounds by the total `T_s` of that last
+//! scan: its worker's load is at most `⌈f/100 · (T_s + r) / n⌉`. Against
+//! the live total `T`:
+//!
+//! - bookings since the scan make `T_s` lower than `T`: the bound is
+//!   stricter than the live total's, never looser (`n/8` bookings behind is
+//!   `f/800` of a request per worker);
+//! - releases since the scan make `T_s` higher, by at most the load
+//!   released since: the bound is `⌈f/100 · (T + D + r) / n⌉`, `D` the
+//!   load released since the scan, looser than the live total's until the
+//!   cached total retires. So after a fleet sheds much of its load, picks
+//!   may exceed `⌈f/100 · (T + r) / n⌉` for a run of picks of mean `n/8`,
+//!   never past the bound of the total at the scan.
+//!
+//! When no candidate fits (a total older than a burst of bookings), the
+//! pick rescans and walks again, then falls back to least-loaded. The
+//! bound itself is compared by multiplying (`load · d < n + d` for
+//! `load ≤ ⌈n / d⌉`): no division on the pick. Tested:
+//! `a_cached_total_left_high_by_releases_lives_a_few_picks` in
+//! `tests/suite/affinity.rs` releases `100 · n` reservations on 64 and 128
+//! workers and checks every pick against the live total (and against the
+//! total at the peak, the most a stale one can be): the picks over the
+//! live total's bound stay within `25 · n/8`, where a total that never
+//! retired puts ~550 of 600 over.
 //!
 //! Tests: `tests/suite/affinity.rs` (only the removed worker's keys move among
 //! 100; an added one takes ≤ 1/101 + 1 %; the bound under Zipf keys with

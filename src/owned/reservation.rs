@@ -60,7 +60,8 @@ impl<W> OwnedReservation<W> {
         // SAFETY: the key lives in the pool's slot storage, which the anchor
         // keeps alive; `self` holds the booking until it drops, which the
         // returned borrow of `self` outlasts, so the slot cannot be reassigned
-        // meanwhile.
+        // meanwhile. Not safe code for the reason `Reservation::worker` gives:
+        // no copy or count of the key per booking.
         unsafe { self.booked.key().get() }
     }
 

@@ -44,6 +44,28 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         self.write(|w, slots, current| w.set_info(worker, info, slots, current))
     }
 
+    /// Changes the attributes of every worker in `changes` in one snapshot,
+    /// where [`set_info`](Self::set_info) publishes one each: setting up a
+    /// large fleet with attributes of its own costs one snapshot, not one
+    /// per worker. Checked whole first: an unknown worker, one named twice
+    /// or a rank count that differs from the worker's is an error and
+    /// changes nothing.
+    ///
+    /// ```
+    /// use workerpick::{DeviceKind, Pool, WorkerInfo};
+    /// let pool = Pool::from_workers(0..1000u32).unwrap();
+    /// let cpu = WorkerInfo::new().device(DeviceKind::Cpu);
+    /// pool.set_infos((0..1000).step_by(4).map(|w| (w, cpu))).unwrap();
+    /// assert!(pool.set_infos([(5, cpu), (5, cpu)]).is_err());
+    /// ```
+    pub fn set_infos(&self, changes: impl IntoIterator<Item = (W, WorkerInfo)>) -> Result<(), Error> {
+        let changes = changes
+            .into_iter()
+            .map(|(w, info)| Ok((w, Self::checked(info)?)))
+            .collect::<Result<Vec<_>, Error>>()?;
+        self.write(|w, slots, current| w.set_infos(changes, slots, current))
+    }
+
     /// Reuses the slots of removed workers that have drained; returns how many.
     /// Writers do this on their own; call it to reclaim storage sooner.
     pub fn reclaim(&self) -> usize {

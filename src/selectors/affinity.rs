@@ -41,8 +41,11 @@ const REFRESH: u32 = 8;
 /// with nothing in flight fits any bound, so a key whose worker is idle
 /// needs no total. In pools of 64 candidates or more, unmasked picks that
 /// need one read a total cached on the ring, which each pick retires with
-/// probability `8/n`; see [`docs::affinity`](crate::docs::affinity) for why
-/// and how stale it can be.
+/// probability `8/n`: a cached total serves a run of picks of mean `n/8`
+/// (more than `k` with probability `(1 − 8/n)^k`). Bookings since its scan
+/// only make the bound stricter; load released since its scan, `D`, makes
+/// it `⌈f/100 · (total + D + r) / n⌉` against the live total until a pick
+/// retires it. See [`docs::affinity`](crate::docs::affinity) for why.
 ///
 /// ```
 /// use workerpick::{Affinity, Pool, Request};

@@ -247,6 +247,28 @@ fn set_info_changes_the_device_kind_in_place() {
 }
 
 #[test]
+fn set_infos_changes_many_at_once_or_none() {
+    let pool = pool_of(&[ACC, ACC, ACC, ACC]);
+    let _busy = pool.reserve_worker(&0, 2).unwrap();
+    pool.set_infos([(1, CPU), (3, CPU.group(2))]).unwrap();
+    let infos: Vec<_> = (0..4).map(|w| pool.info(&w).unwrap()).collect();
+    assert_eq!(infos, [ACC, CPU, ACC, CPU.group(2)]);
+    assert_eq!(pool.in_flight(&0), Some(2));
+    // Refused whole: an unknown worker, one named twice, a rank count
+    // changed, bad attributes; the set keeps its attributes.
+    assert_eq!(pool.set_infos([(0, CPU), (9, CPU)]), Err(Error::UnknownWorker));
+    assert_eq!(pool.set_infos([(0, CPU), (0, ACC)]), Err(Error::DuplicateWorker));
+    assert!(matches!(
+        pool.set_infos([(0, CPU), (2, ACC.ranks(2))]),
+        Err(Error::InvalidConfig { .. })
+    ));
+    assert!(pool.set_infos([(0, CPU), (2, ACC.capacity(0))]).is_err());
+    assert_eq!((0..4).map(|w| pool.info(&w).unwrap()).collect::<Vec<_>>(), infos);
+    // Nothing to change is no error.
+    pool.set_infos([]).unwrap();
+}
+
+#[test]
 fn cache_hits_follow_worker_identity_across_set_changes() {
     let pool = pool_of(&[ACC, ACC, ACC]);
     let mode = DeviceAware::new();

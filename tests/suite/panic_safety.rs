@@ -238,6 +238,17 @@ fn set_info_of_a_member() {
 }
 
 #[test]
+fn set_infos_of_members() {
+    let cpu = WorkerInfo::new().device(DeviceKind::Cpu);
+    sweep("set_infos", &[0, 1, 2], &[1], &[], &[0, 1, 2], &[0, 1, 2], &|p| {
+        p.set_infos([(Key(2), cpu), (Key(0), cpu)])?;
+        assert_eq!(p.info(&Key(0)), Some(cpu));
+        assert_eq!(p.info(&Key(2)), Some(cpu));
+        Ok(())
+    });
+}
+
+#[test]
 fn retained_load_survives_a_panicking_remove_and_reinsert() {
     // The reported sequence: a remove that panics must not leave a second
     // slot for the same key after a later insert.

@@ -74,6 +74,22 @@ fn cell(run: &Run) -> String {
     )
 }
 
+/// Whether `runs` meet the target ([`TARGET_REPLICAS`] replicas synced at
+/// the shortest period within [`TARGET_WITHIN`] of one router's p99), if
+/// the grid had those runs.
+pub fn meets(runs: &[Run]) -> Option<bool> {
+    let single = find(runs, 1, Sharing::Local)?.outcome.latency_us.p99 as f64;
+    let (_, synced) = runs
+        .iter()
+        .filter(|r| r.replicas == TARGET_REPLICAS)
+        .filter_map(|r| match r.sharing {
+            Sharing::Synced(p) => Some((p, r.outcome.latency_us.p99 as f64)),
+            _ => None,
+        })
+        .min_by_key(|&(p, _)| p)?;
+    (single > 0.0).then(|| synced / single - 1.0 <= TARGET_WITHIN)
+}
+
 /// One line on the target: the best synced run of [`TARGET_REPLICAS`] replicas
 /// against the single router, and local counts for contrast.
 pub fn verdict(mode: &str, runs: &[Run]) -> Option<String> {
