@@ -135,7 +135,7 @@ struct Args {
     mooncake_speedups: Vec<f64>,
     /// The Mooncake replay's index capacity, as a multiple of the fleet's
     /// total cache (the approximate index gets 4x this).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 1)]
     mooncake_index_slack: u32,
 }
 

@@ -74,7 +74,7 @@ impl Default for Scenario {
             decode_ms_per_token: 20.0,
             decode_charge: 4,
             event_delay_ms: 5.0,
-            index_slack: 2,
+            index_slack: 1,
             seed: 42,
         }
     }
