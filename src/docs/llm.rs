@@ -28,14 +28,23 @@
 //!
 //! *The credit input.* A sparse build (`rebuild_sparse` from worker ids,
 //! `rebuild_tokens` from [`WorkerToken`](crate::WorkerToken)s a cache index
-//! stores) keeps a list of `(slot, generation, blocks)` and, per slot, a mark
+//! stores) keeps a list of `(slot, incarnation, blocks)` and, per slot, a mark
 //! `stamp << 32 | index` stamped with the build: a new build retires every
 //! mark by bumping the stamp, so it costs time in the workers it names, not
 //! in the pool, and a lookup by slot (device-aware's full hits, the
 //! reference pass) is one mark and one entry. Each entry is checked against
-//! the pick's set by generation, so a slot that changed hands counts for
-//! nothing. A dense build (`rebuild`, or a sparse one naming more than an
-//! eighth of the set) also keeps the per-slot arrays the SIMD pass reads.
+//! the pick's set by incarnation, so a slot that changed hands counts for
+//! nothing, and neither does a worker that left and came back. The
+//! incarnation (`SetView::incs`) is new at every join, unlike the identity
+//! generation masks, reports and affinity use: a removed worker inserted
+//! again before its slot is reclaimed (a reservation still holds it) gets
+//! its slot and generation back, so its reservations, reports and bindings
+//! carry on, but its engine's cache is new, so credit recorded for its last
+//! stay must not count (test `credit_is_per_incarnation`). `WorkerToken` and
+//! the prefix index's holder records carry the incarnation, so the index
+//! treats such a worker as a new holder too. A dense build (`rebuild`, or a
+//! sparse one naming more than an eighth of the set) also keeps the
+//! per-slot arrays the SIMD pass reads, with the incarnations of its set.
 //!
 //! *`T = 0`.* The reference is one scalar pass (least key, tie count, first
 //! tie) and, when several tie, one draw and a second pass to the drawn tie;

@@ -286,11 +286,12 @@ pub(crate) fn minimum_sparse<'a>(cx: &mut Context<'a>, rule: Rule) -> Option<Opt
 /// them.
 const TIED: usize = 4;
 
-/// The credited entries as a pick reads them: each one's identity checked
+/// The credited entries as a pick reads them: each one's incarnation checked
 /// against the pick's set, its candidacy, its load and its cost.
 struct CreditView<'a, 'h> {
     entries: &'h [Credited],
-    gens: &'a [u32],
+    /// The set's incarnations, which each entry's must match.
+    incs: &'a [u32],
     /// The candidates' exclusion array, or their count when they are the
     /// lanes `0..len`.
     lanes: Result<&'a [u32], usize>,
@@ -309,14 +310,14 @@ impl<'a, 'h> CreditView<'a, 'h> {
     ) -> Self {
         Self {
             entries: hits.map_or(&[], CacheHits::entries),
-            gens: &cx.set.gens,
+            incs: &cx.set.incs,
             lanes: lanes.ok_or(slots.len()),
             counters: cx.counters,
             weight: rule.weight,
         }
     }
 
-    /// `e`'s cost and load, if it still names its identity, holds credit and
+    /// `e`'s cost and load, if its slot still holds its incarnation, holds credit and
     /// is a candidate.
     #[inline(always)]
     fn judge(&self, e: Credited) -> Option<(i64, u32)> {
@@ -325,7 +326,7 @@ impl<'a, 'h> CreditView<'a, 'h> {
             Err(len) => s < len,
             Ok(excluded) => excluded.get(s) == Some(&0),
         };
-        if !admitted || e.held == 0 || self.gens.get(s) != Some(&e.generation) {
+        if !admitted || e.held == 0 || self.incs.get(s) != Some(&e.incarnation) {
             return None;
         }
         let load = self.counters.get(e.slot).load(Relaxed);
