@@ -37,6 +37,9 @@ pub(crate) struct Writer<W> {
     /// Slots ever allocated (the scan covers `0..capacity`).
     capacity: u32,
     next_generation: u32,
+    /// The incarnation the next join takes (every join takes one per rank,
+    /// a return from `retired` included: see `SetView::incs`).
+    next_incarnation: u32,
     /// Reusable slots; the lowest are taken first to keep the scanned range dense.
     free: BTreeSet<u32>,
     /// The current set, in set order.
@@ -82,6 +85,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             departed_at: 0,
             capacity: 0,
             next_generation: 0,
+            next_incarnation: 0,
             free: BTreeSet::new(),
             members: Vec::new(),
             retired: Vec::new(),
@@ -183,29 +187,38 @@ impl<W: Clone + Eq + Hash> Writer<W> {
     /// The member a key gets when it joins from `origin` (a retired one
     /// with as many ranks as it had), and whether it is a fresh identity,
     /// whose first slot is then `first()`. `generation` counts the fresh
-    /// slots staged so far (one identity generation per rank).
+    /// slots staged so far (one identity generation per rank), `incarnation`
+    /// the joins (one incarnation per rank; a member staying keeps its own).
     fn joining(
         &self,
         origin: Origin,
         info: WorkerInfo,
         first: impl FnOnce() -> u32,
         generation: &mut u32,
+        incarnation: &mut u32,
     ) -> (Member, bool) {
+        let mut next_incarnation = |ranks: u32| {
+            let taken = *incarnation;
+            *incarnation = incarnation.wrapping_add(ranks);
+            taken
+        };
         match origin {
             Origin::Member(i) => (self.members[i].1, false),
-            Origin::Retired(j) => (
-                Member {
+            Origin::Retired(j) => {
+                let was = self.retired[j].1.member;
+                let member = Member {
                     info,
                     draining: false,
                     ramp_from: self.ramp_start(),
-                    ..self.retired[j].1.member
-                },
-                false,
-            ),
+                    incarnation: next_incarnation(was.ranks()),
+                    ..was
+                };
+                (member, false)
+            }
             Origin::New => {
                 let member = Member {
                     ramp_from: self.ramp_start(),
-                    ..Member::new(first(), *generation, info)
+                    ..Member::new(first(), *generation, next_incarnation(info.rank_count()), info)
                 };
                 *generation = generation.wrapping_add(member.ranks());
                 (member, true)
@@ -338,8 +351,8 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             Origin::New => self.fresh_room(info.rank_count(), slots)?,
             Origin::Retired(_) => 0,
         };
-        let mut generation = self.next_generation;
-        let (member, is_fresh) = self.joining(origin, info, || first, &mut generation);
+        let (mut generation, mut incarnation) = (self.next_generation, self.next_incarnation);
+        let (member, is_fresh) = self.joining(origin, info, || first, &mut generation, &mut incarnation);
         let mut fresh = Vec::new();
         if is_fresh {
             Self::push_fresh(&mut fresh, &member, &key);
@@ -353,6 +366,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             self.retired.swap_remove(j);
         }
         self.members.push((key, member));
+        self.next_incarnation = incarnation;
         self.commit(staged, slots, current);
         Ok(())
     }
@@ -392,7 +406,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         drop(seen);
         let origins = self.origins_with_room(&keys, slots)?;
         let mut fresh_slots = self.fresh_slots();
-        let mut generation = self.next_generation;
+        let (mut generation, mut incarnation) = (self.next_generation, self.next_incarnation);
         let mut list = Vec::with_capacity(keys.len());
         let mut fresh = Vec::new();
         for (key, &origin) in keys.iter().zip(&origins) {
@@ -402,7 +416,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
                 _ => WorkerInfo::default(),
             };
             let first = || fresh_slots.next().unwrap_or(u32::MAX); // room was reserved
-            let (member, is_fresh) = self.joining(origin, info, first, &mut generation);
+            let (member, is_fresh) = self.joining(origin, info, first, &mut generation, &mut incarnation);
             if is_fresh {
                 // One rank: `replace` adds workers without ranks.
                 fresh.push((member.slot, key.clone(), 0));
@@ -427,6 +441,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         for j in rejoin {
             self.retired.swap_remove(j);
         }
+        self.next_incarnation = incarnation;
         let removed_at = self.epoch + 1;
         let old = std::mem::replace(&mut self.members, keys.into_iter().zip(new_members).collect());
         for ((key, member), stays) in old.into_iter().zip(stays) {

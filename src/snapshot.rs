@@ -57,6 +57,10 @@ pub(crate) struct SetView {
     pub(crate) dense: bool,
     /// Per slot: the identity generation of the worker in it.
     pub(crate) gens: Box<[u32]>,
+    /// Per slot: the incarnation of the worker in it, new at every join (a
+    /// removed worker back before its slot was reclaimed keeps its identity
+    /// generation, not its incarnation). What cache credit is recorded for.
+    pub(crate) incs: Box<[u32]>,
     /// Per slot: the worker's attributes.
     pub(crate) info: Box<[WorkerInfo]>,
     /// Whether every candidate has the same device kind (then a device-aware
@@ -212,6 +216,8 @@ pub(crate) struct Member {
     pub(crate) slot: u32,
     /// Rank 0's identity generation (see `generation_of`).
     pub(crate) generation: u32,
+    /// Rank 0's incarnation (see `SetView::incs`; rank `r`'s is this `+ r`).
+    pub(crate) incarnation: u32,
     pub(crate) info: WorkerInfo,
     /// Draining: in the set (its load, reports and attributes are kept) but
     /// not a candidate for any pick.
@@ -243,11 +249,18 @@ impl Member {
         self.generation.wrapping_add(rank)
     }
 
+    /// The incarnation of its rank `rank` (see `SetView::incs`).
+    #[inline]
+    pub(crate) fn incarnation_of(&self, rank: u32) -> u32 {
+        self.incarnation.wrapping_add(rank)
+    }
+
     /// A fresh member of `slot`.
-    pub(crate) fn new(slot: u32, generation: u32, info: WorkerInfo) -> Self {
+    pub(crate) fn new(slot: u32, generation: u32, incarnation: u32, info: WorkerInfo) -> Self {
         Self {
             slot,
             generation,
+            incarnation,
             info,
             draining: false,
             ramp_from: None,
@@ -269,6 +282,7 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
         let len = padded(capacity);
         let mut excluded = vec![u32::MAX; len].into_boxed_slice();
         let mut gens = vec![0; len].into_boxed_slice();
+        let mut incs = vec![0; len].into_boxed_slice();
         let mut info = vec![WorkerInfo::default(); len].into_boxed_slice();
         let mut index = HashMap::with_capacity(members.len());
         let mut keys: Box<[Option<W>]> = (0..len).map(|_| None).collect();
@@ -280,6 +294,7 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
                     excluded[s] = 0;
                 }
                 gens[s] = m.generation;
+                incs[s] = m.incarnation;
                 info[s] = m.info;
                 index.insert((*key).clone(), m.slot);
                 keys[s] = Some((*key).clone());
@@ -291,6 +306,7 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
                     excluded[s] = 0;
                 }
                 gens[s] = m.generation_of(rank);
+                incs[s] = m.incarnation_of(rank);
                 info[s] = m.info;
                 keys[s] = Some((*key).clone());
             }
@@ -347,6 +363,7 @@ impl<W: Clone + Eq + Hash> Snapshot<W> {
             draining,
             excluded,
             gens,
+            incs,
             info,
             one_device_kind,
             kinds,

@@ -23,8 +23,8 @@
 //!   bits are set, and never expires; an entry from routing holds one holder
 //!   until `expires` (ms on the index's clock). A free list recycles entries.
 //! - **Holders**: a (worker, rank) gets a number on its first event, and a
-//!   record `{slot, generation, state}` (its [`WorkerToken`](crate::WorkerToken)
-//!   and live / degraded / retired), 12 B.
+//!   record `{slot, generation, state}` (its [`WorkerToken`](crate::WorkerToken)'s
+//!   slot and incarnation, new at every join, and live / degraded / retired), 12 B.
 //!
 //! The writer's own bookkeeping (worker ↔ number map, free lists, the queue
 //! of routed entries by expiry) is ordinary Rust behind the writer mutex.

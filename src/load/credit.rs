@@ -30,12 +30,29 @@ use std::hash::Hash;
 ///
 /// Build it once and reuse it: the rebuilds refill it in place (no allocation
 /// once its buffers fit the set), and applying it to a pick allocates nothing.
-/// Like an [`Eligibility`](crate::Eligibility) mask it names worker
-/// identities, not positions: after the set changes, a worker whose slot now
-/// belongs to someone else counts as holding nothing, and a worker that joined
-/// after the build holds nothing until you rebuild. A never-built
-/// `CacheHits::new()` reports no hits on any pool; one built from another pool
-/// makes the pick fail with [`Error::InvalidConfig`](crate::Error::InvalidConfig).
+/// It names workers, not positions, and a count is for the worker's *stay*
+/// in the set it was built from (its incarnation): after the set changes, a
+/// worker whose slot now belongs to someone else counts as holding nothing,
+/// a worker that joined after the build holds nothing until you rebuild, and
+/// a worker removed and inserted again holds nothing either, even when the
+/// same id comes back to the same slot before it was reclaimed (a rejoined
+/// engine's cache is usually empty: let your index report it afresh, then
+/// rebuild). Draining and resuming a worker, or changing its
+/// [`WorkerInfo`](crate::WorkerInfo), keep its stay and its credit. A
+/// never-built `CacheHits::new()` reports no hits on any pool; one built from
+/// another pool makes the pick fail with
+/// [`Error::InvalidConfig`](crate::Error::InvalidConfig).
+///
+/// ```
+/// use workerpick::{CacheHits, Cost, Pool, Request};
+/// let pool = Pool::from_workers(["a", "b"]).unwrap();
+/// let mut hits = CacheHits::new();
+/// hits.rebuild_sparse(&pool, 8, [(&"b", 8)]);
+/// let _busy = pool.reserve_worker(&"b", 1).unwrap(); // keeps b's slot from reuse
+/// pool.remove(&"b").unwrap();
+/// pool.insert("b").unwrap(); // back in its slot, but a new stay
+/// assert_eq!(hits.held_by(&pool, &"b"), 0);
+/// ```
 ///
 /// ```
 /// use workerpick::{CacheHits, DeviceAware, Pool, Request};
@@ -62,21 +79,21 @@ pub struct CacheHits {
     /// build touches only the slots it records.
     marks: Vec<u64>,
     stamp: u32,
-    /// Whether `held` and `gens` describe the set of `epoch` (a dense build).
+    /// Whether `held` and `incs` describe the set of `epoch` (a dense build).
     dense: bool,
     /// Per slot, padded like the snapshot: keys held (0 for non-members).
     held: Vec<u32>,
-    /// Per slot: the identity generation the count was recorded for.
-    gens: Vec<u32>,
+    /// Per slot: the incarnation the count was recorded for.
+    incs: Vec<u32>,
     /// At least every count recorded (the cost mode's dense scan keys on it).
     top: u32,
 }
 
-/// One worker's count, with the identity it was recorded for.
+/// One worker's count, with the incarnation it was recorded for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Credited {
     pub(crate) slot: u32,
-    pub(crate) generation: u32,
+    pub(crate) incarnation: u32,
     pub(crate) held: u32,
 }
 
@@ -87,8 +104,9 @@ pub(crate) struct Credited {
 ///
 /// A token names the worker it was taken for as long as that worker stays in
 /// the pool. Once the worker leaves, the token names nobody (its credit
-/// counts for nothing), even if the same id joins again: take a new token
-/// when a worker (re)joins, as you would update the index.
+/// counts for nothing), even if the same id joins again, in the same slot or
+/// another: take a new token when a worker (re)joins, as you would update
+/// the index.
 ///
 /// ```
 /// use workerpick::{CacheHits, Cost, Pool, Request, WorkerToken};
@@ -105,7 +123,7 @@ pub(crate) struct Credited {
 pub struct WorkerToken {
     pool: u64,
     slot: u32,
-    generation: u32,
+    incarnation: u32,
 }
 
 impl WorkerToken {
@@ -142,27 +160,30 @@ impl WorkerToken {
         Some(Self::at(pool.id(), &snap.view, slot))
     }
 
-    /// The token with these parts (as an index stored them).
+    /// The token with these parts (as an index stored them from
+    /// [`parts`](Self::parts)).
     #[inline(always)]
-    pub(crate) fn from_parts(pool: u64, slot: u32, generation: u32) -> Self {
+    pub(crate) fn from_parts(pool: u64, slot: u32, incarnation: u32) -> Self {
         Self {
             pool,
             slot,
-            generation,
+            incarnation,
         }
     }
 
-    /// The slot and identity generation the token names.
+    /// The slot and the incarnation the token names: two tokens of one pool
+    /// with equal parts name the same worker in the same stay in the set
+    /// (a worker that left and joined again has new parts).
     #[inline(always)]
     pub(crate) fn parts(self) -> (u32, u32) {
-        (self.slot, self.generation)
+        (self.slot, self.incarnation)
     }
 
     fn at(pool: u64, view: &SetView, slot: u32) -> Self {
         Self {
             pool,
             slot,
-            generation: view.gens[slot as usize],
+            incarnation: view.incs[slot as usize],
         }
     }
 }
@@ -306,10 +327,10 @@ impl CacheHits {
         self.held[slot as usize] = n;
         self.top = self.top.max(n);
         if n > 0 {
-            let generation = view.gens[slot as usize];
+            let incarnation = view.incs[slot as usize];
             self.entries.push(Credited {
                 slot,
-                generation,
+                incarnation,
                 held: n,
             });
         }
@@ -384,7 +405,7 @@ impl CacheHits {
     /// Records `n` keys for member `slot` of `view` in a sparse build.
     #[inline(always)]
     fn record_sparse(&mut self, view: &SetView, slot: u32, n: u32) {
-        self.record(slot, view.gens[slot as usize], n);
+        self.record(slot, view.incs[slot as usize], n);
         self.top = self.top.max(n);
     }
 
@@ -419,7 +440,7 @@ impl CacheHits {
                 if token.slot as usize >= self.marks.len() {
                     self.fit_marks(token.slot as usize + 1);
                 }
-                self.record(token.slot, token.generation, n);
+                self.record(token.slot, token.incarnation, n);
                 top = top.max(n);
             }
         }
@@ -454,16 +475,16 @@ impl CacheHits {
     }
 
     /// Records `n` keys for `slot` (below the marks' length), held by
-    /// identity `generation`: a new entry, or the slot's entry of this build
-    /// overwritten.
+    /// incarnation `incarnation`: a new entry, or the slot's entry of this
+    /// build overwritten.
     #[inline(always)]
-    fn record(&mut self, slot: u32, generation: u32, n: u32) {
+    fn record(&mut self, slot: u32, incarnation: u32, n: u32) {
         let Some(mark) = self.marks.get_mut(slot as usize) else {
             return;
         };
         let entry = Credited {
             slot,
-            generation,
+            incarnation,
             held: n,
         };
         if (*mark >> 32) as u32 == self.stamp {
@@ -482,12 +503,12 @@ impl CacheHits {
         self.dense = true;
         self.held.clear();
         self.held.resize(view.scan_len(), 0);
-        self.gens.clear();
-        self.gens.extend_from_slice(&view.gens);
+        self.incs.clear();
+        self.incs.extend_from_slice(&view.incs);
     }
 
     /// The counts per slot and a bound on them, when this is a dense build
-    /// for `set` (so every count is the identity's it was recorded for): what
+    /// for `set` (so every count is the incarnation's it was recorded for): what
     /// a dense scan reads, lane by lane, with no identity check.
     #[inline(always)]
     pub(crate) fn dense_in(&self, set: &SetView) -> Option<(&[u32], u32)> {
@@ -501,7 +522,7 @@ impl CacheHits {
     }
 
     /// The workers recorded with a count, each once (some may read 0 now:
-    /// set to 0 after, or no longer the identity recorded; check with
+    /// set to 0 after, or no longer the incarnation recorded; check with
     /// [`credit_in`](Self::credit_in)).
     #[inline(always)]
     pub(crate) fn entries(&self) -> &[Credited] {
@@ -521,13 +542,14 @@ impl CacheHits {
     }
 
     /// Keys held by the worker in `slot` of `set`, a set of the pool this was
-    /// built from: 0 unless the slot still holds the identity it was built for.
+    /// built from: 0 unless the slot still holds the incarnation it was built
+    /// for.
     #[inline(always)]
     pub(crate) fn held_in(&self, set: &SetView, slot: u32) -> u32 {
         let s = slot as usize;
         if self.dense {
             let held = self.held.get(s).copied().unwrap_or(0);
-            return if held == 0 || self.epoch == set.epoch || self.gens.get(s) == set.gens.get(s) {
+            return if held == 0 || self.epoch == set.epoch || self.incs.get(s) == set.incs.get(s) {
                 held
             } else {
                 0
@@ -542,10 +564,10 @@ impl CacheHits {
     }
 
     /// The keys entry `e` holds in `set`: 0 unless its slot still holds the
-    /// identity it was recorded for.
+    /// incarnation it was recorded for.
     #[inline(always)]
     pub(crate) fn credit_in(&self, set: &SetView, e: Credited) -> u32 {
-        if set.gens.get(e.slot as usize) == Some(&e.generation) {
+        if set.incs.get(e.slot as usize) == Some(&e.incarnation) {
             e.held
         } else {
             0

@@ -360,3 +360,22 @@ fn a_lookup_allocates_nothing_once_its_buffers_fit() {
     assert_eq!(n, 0);
     assert_eq!(hits.held_by(&pool, &77), 78);
 }
+
+#[test]
+fn a_worker_back_before_its_slot_is_reclaimed_holds_nothing_old() {
+    // A reservation keeps worker 1's slot from reuse, so it comes back in
+    // the same slot: still a new stay, whose cache the engine reports afresh.
+    let pool = Pool::from_workers(0u32..3).unwrap();
+    let index = PrefixIndex::new(IndexConfig::exact(16)).unwrap();
+    let k = keys(0..8);
+    index.stored(&pool, &1, 0, &k).unwrap();
+    let held = pool.reserve_worker(&1, 1).unwrap();
+    pool.remove(&1).unwrap();
+    pool.insert(1).unwrap();
+    assert_eq!(credits(&index, &pool, &k), HashMap::new());
+    index.retain_members(&pool);
+    assert_eq!(index.stats().holders, 0);
+    index.stored(&pool, &1, 0, &k[..3]).unwrap();
+    assert_eq!(credits(&index, &pool, &k), HashMap::from([(1, 3)]));
+    drop(held);
+}

@@ -286,11 +286,12 @@ pub(crate) fn minimum_sparse<'a>(cx: &mut Context<'a>, rule: Rule) -> Option<Opt
 /// them.
 const TIED: usize = 4;
 
-/// The credited entries as a pick reads them: each one's identity checked
+/// The credited entries as a pick reads them: each one's incarnation checked
 /// against the pick's set, its candidacy, its load and its cost.
 struct CreditView<'a, 'h> {
     entries: &'h [Credited],
-    gens: &'a [u32],
+    /// The set's incarnations, which each entry's must match.
+    incs: &'a [u32],
     /// The candidates' exclusion array, or their count when they are the
     /// lanes `0..len`.
     lanes: Result<&'a [u32], usize>,
@@ -309,14 +310,14 @@ impl<'a, 'h> CreditView<'a, 'h> {
     ) -> Self {
         Self {
             entries: hits.map_or(&[], CacheHits::entries),
-            gens: &cx.set.gens,
+            incs: &cx.set.incs,
             lanes: lanes.ok_or(slots.len()),
             counters: cx.counters,
             weight: rule.weight,
         }
     }
 
-    /// `e`'s cost and load, if it still names its identity, holds credit and
+    /// `e`'s cost and load, if its slot still holds its incarnation, holds credit and
     /// is a candidate.
     #[inline(always)]
     fn judge(&self, e: Credited) -> Option<(i64, u32)> {
@@ -325,7 +326,7 @@ impl<'a, 'h> CreditView<'a, 'h> {
             Err(len) => s < len,
             Ok(excluded) => excluded.get(s) == Some(&0),
         };
-        if !admitted || e.held == 0 || self.gens.get(s) != Some(&e.generation) {
+        if !admitted || e.held == 0 || self.incs.get(s) != Some(&e.incarnation) {
             return None;
         }
         let load = self.counters.get(e.slot).load(Relaxed);
@@ -360,15 +361,20 @@ impl<'a, 'h> CreditView<'a, 'h> {
 /// each end (the pass's count at an end exceeds the credited there; counted
 /// only when a credited worker sits at an end), `c_min` and `c_max` follow.
 /// The draw is then rejection sampling with an exact envelope: a draw `x`
-/// below `Q = W_c + u·w(1000·m)` (`W_c` the credited weights' sum, `u` the
-/// uncredited count, `w(1000·m)` the largest weight an uncredited one can
-/// have) names a credited worker by its weight when `x < W_c`; else a
-/// uniform candidate, redrawn if credited, kept with probability
-/// `w(1000·L)/w(1000·m) = exp(−1000·(L − m)/((c_max − c_min)·T))`. Each
-/// round returns worker `i` with probability `w_i/Q`, so the answer has
-/// probability `w_i/Σw`; a round succeeds with probability at least
-/// `exp(−1/T)·u/(n)` plus the credited share, and after [`ROUNDS`] misses
-/// the reference answers (a mixture of two exact draws is exact). Declines
+/// below `Q = W_c + n·w(1000·m)` (`W_c` the credited weights' sum, `n` the
+/// candidates, `w(1000·m)` the largest weight an uncredited one can have)
+/// names a credited worker by its weight when `x < W_c`; else one of the
+/// `n` candidates uniformly, refused if credited (its weight was counted in
+/// `W_c`), kept with probability `w(1000·L)/w(1000·m) =
+/// exp(−1000·(L − m)/((c_max − c_min)·T))`. So each round returns credited
+/// worker `i` with probability `w_i/Q` and uncredited worker `j` with
+/// `(n·w(1000·m)/Q)·(1/n)·(w_j/w(1000·m)) = w_j/Q`: the answer has
+/// probability `w_i/Σw`. (The envelope must count all `n` proposals, not
+/// only the `u` uncredited: with `u·w(1000·m)` every uncredited worker came
+/// out `u/n` times too rare.) A round succeeds with probability
+/// `Σw/Q ≥ (W_c + u·exp(−1/T)·w(1000·m))/(W_c + n·w(1000·m))`, and after
+/// [`ROUNDS`] misses the reference answers (each round's answer, given that
+/// it answers, is an exact draw, so the mixture is exact). Declines
 /// as [`minimum_sparse`] does for busy thresholds, marked health and stale
 /// masks, and for credit on more than a quarter of the candidates.
 #[inline]
@@ -447,8 +453,12 @@ pub(crate) fn softmax_sparse<'a>(cx: &mut Context<'a>, rule: Rule, t: f64) -> Op
             kept += 1;
         }
     }
+    // The envelope: every candidate, credited or not, is proposed with the
+    // same probability `top_weight / q` (a credited one is then refused), so
+    // each uncredited worker is drawn with probability `w / q`, as each
+    // credited one is by its prefix sum.
     let top_weight = if uncredited > 0 { weight(cost(m, 0, rule.weight)) } else { 0.0 };
-    let q = credit_sum + f64::from(uncredited) * top_weight;
+    let q = credit_sum + f64::from(n) * top_weight;
     for _ in 0..ROUNDS {
         let x = unit(cx.rng().next_u64()) * q;
         if x < credit_sum {

@@ -659,3 +659,61 @@ fn many_named_workers_keep_the_dense_form() {
     assert!(!hits.is_dense());
     assert_eq!((hits.held_by(&pool, &3), hits.held_by(&pool, &4)), (1, 0));
 }
+
+/// Credit is for a worker's stay in the set: a worker removed and inserted
+/// again, back in its own slot because a reservation kept the slot from
+/// reuse, holds nothing of what was recorded before it left, whichever way
+/// the credit was built; draining and resuming keep the stay.
+#[test]
+fn credit_is_per_incarnation() {
+    use crate::load::credit::WorkerToken;
+    let pool = Pool::from_workers(0..8u32).unwrap();
+    // Worker 3 at load 1: with 100 blocks of credit it costs the least.
+    let held = pool.reserve_worker(&3, 1).unwrap();
+    let old_token = WorkerToken::of(&pool, &3).unwrap();
+    let mut sparse = CacheHits::new();
+    sparse.rebuild_sparse(&pool, 100, [(&3, 100)]);
+    let mut tokens = CacheHits::new();
+    tokens.rebuild_tokens(&pool, 100, [(old_token, 100)]);
+    let dense = CacheHits::build(&pool, 100, |w| if *w == 3 { 100 } else { 0 });
+    // Sparse entries and the dense form: every other worker named with 1.
+    let mut both = CacheHits::new();
+    let named: Vec<u32> = (0..8).collect();
+    both.rebuild_sparse(&pool, 100, named.iter().map(|w| (w, if *w == 3 { 100 } else { 1 })));
+    assert!(both.is_dense());
+    let all = [&sparse, &tokens, &dense, &both];
+    let soft = Cost::new().with_temperature(Temperature::new(0.5).unwrap());
+    let picks_of_3 = |hits: &CacheHits, sel: &Cost| {
+        let mut h = pool.handle_with_rng(Rng::with_seed(5));
+        let req = Request::new().cache_hits(hits);
+        (0..200).filter(|_| *h.select_with(sel, &req).unwrap() == 3).count()
+    };
+    for hits in all {
+        assert_eq!(hits.held_by(&pool, &3), 100);
+        assert_eq!(picks_of_3(hits, &Cost::new()), 200);
+    }
+    // Draining and resuming keep the stay, and the credit.
+    pool.drain(&3).unwrap();
+    pool.resume(&3).unwrap();
+    for hits in all {
+        assert_eq!(hits.held_by(&pool, &3), 100);
+    }
+    pool.remove(&3).unwrap();
+    pool.insert(3).unwrap();
+    let new_token = WorkerToken::of(&pool, &3).unwrap();
+    assert_eq!(new_token.parts().0, old_token.parts().0, "back in its own slot");
+    for hits in all {
+        assert_eq!(hits.held_by(&pool, &3), 0);
+        // Uncredited, at load 1 against 0: never the minimum, and at T = 0.5
+        // drawn with e^(−2) of the others' weight each (about 2 %).
+        assert_eq!(picks_of_3(hits, &Cost::new()), 0);
+        assert!(picks_of_3(hits, &soft) < 20);
+    }
+    assert_ne!(new_token, old_token);
+    // Credit built for the new stay counts.
+    let mut fresh = CacheHits::new();
+    fresh.rebuild_tokens(&pool, 100, [(new_token, 100)]);
+    assert_eq!(fresh.held_by(&pool, &3), 100);
+    assert_eq!(picks_of_3(&fresh, &Cost::new()), 200);
+    drop(held);
+}
