@@ -20,6 +20,16 @@ echo "+ cargo bench -p workerpick-iai --bench gate --bench pairs --bench prefix 
 status=0
 cargo bench -p workerpick-iai --bench gate --bench pairs --bench prefix -- --callgrind-metrics=ir,ge || status=$?
 if [ "$status" -eq 3 ]; then
+    # One count has been seen to move by itself: session_reserve_bound_1024
+    # read 35 4xx-35 6xx on most runs and 37 988 on one, the same binary
+    # (its session table reads a real clock, and callgrind's slowed run lets
+    # it tick). A cost that really grew is over budget on every run: measure
+    # once more, and fail only if it is over again.
+    echo "iai: over budget; measuring once more (a real regression is over on every run)"
+    status=0
+    cargo bench -p workerpick-iai --bench gate --bench pairs --bench prefix -- --callgrind-metrics=ir,ge || status=$?
+fi
+if [ "$status" -eq 3 ]; then
     echo "iai: FAILED: instruction count over budget (see 'Regressions:' above for the benchmarks)."
     echo "iai: if the cost is intended, run ci/iai-update.sh and commit iai/budgets.toml saying why."
 fi
