@@ -35,7 +35,8 @@ use std::time::Instant;
 use trace::{BLOCK_TOKENS, Trace};
 use workerpick::prefix::{BlockKey, IndexConfig, IndexStats, Matches, PrefixIndex, keys_of_ids};
 use workerpick::{
-    CacheHits, Cost, CreditWeight, LeastLoaded, Pool, Random, Request, Reservation, Rng, RoundRobin,
+    CacheHits, Cost, CreditWeight, LeastLoaded, Pool, PowerOfTwo, Random, Request, Reservation, Rng,
+    RoundRobin,
 };
 
 /// The fleet and how the trace is replayed on it.
@@ -89,6 +90,8 @@ pub enum Policy {
     RoundRobin,
     /// Least-loaded by booked blocks, blind to the caches.
     LeastLoaded,
+    /// The less loaded of two random workers, blind to the caches.
+    PowerOfTwo,
     /// SGLang's cache-aware rule ([`sglang::CacheAware`]).
     CacheAware,
     /// Cost, credit from an index fed only by routing decisions.
@@ -103,10 +106,11 @@ pub enum Policy {
 
 impl Policy {
     /// The policies of the default table.
-    pub const ALL: [Policy; 7] = [
+    pub const ALL: [Policy; 8] = [
         Policy::Random,
         Policy::RoundRobin,
         Policy::LeastLoaded,
+        Policy::PowerOfTwo,
         Policy::CacheAware,
         Policy::CostApproximate,
         Policy::CostExact,
@@ -119,6 +123,7 @@ impl Policy {
             Policy::Random => "random",
             Policy::RoundRobin => "round-robin",
             Policy::LeastLoaded => "least-loaded",
+            Policy::PowerOfTwo => "power-of-two",
             Policy::CacheAware => "sglang cache-aware",
             Policy::CostApproximate => "cost + approx index",
             Policy::CostExact => "cost + exact index",
@@ -236,7 +241,7 @@ pub fn run(s: &Scenario, trace: &Trace, policy: Policy) -> Run {
         .map_or(1, |m| m + 1);
     let arrivals = reqs.len() * s.copies as usize;
     let mut credit = match policy {
-        Policy::Random | Policy::RoundRobin | Policy::LeastLoaded => Credit::None,
+        Policy::Random | Policy::RoundRobin | Policy::LeastLoaded | Policy::PowerOfTwo => Credit::None,
         Policy::CostExact | Policy::CostBlind => {
             Credit::Index(index(s, IndexConfig::exact(BLOCK_TOKENS), 1), true)
         }
@@ -372,6 +377,7 @@ pub fn run(s: &Scenario, trace: &Trace, policy: Policy) -> Run {
                         let res = match policy {
                             Policy::Random => router.reserve_with(&Random, &req),
                             Policy::RoundRobin => router.reserve_with(&rr, &req),
+                            Policy::PowerOfTwo => router.reserve_with(&PowerOfTwo, &req),
                             _ => router.reserve_with(&ll, &req),
                         };
                         (res.expect("a worker"), 0)
@@ -504,7 +510,7 @@ pub fn table(s: &Scenario, trace: &Trace, runs: &[Run]) -> String {
         };
         let wrong = if matches!(
             r.policy,
-            Policy::Random | Policy::RoundRobin | Policy::LeastLoaded
+            Policy::Random | Policy::RoundRobin | Policy::LeastLoaded | Policy::PowerOfTwo
         ) {
             "-".into()
         } else {
