@@ -83,6 +83,9 @@ mod fleet;
 mod handle;
 #[cfg(feature = "futures")]
 mod hold;
+#[cfg(feature = "kv-events")]
+#[cfg_attr(docsrs, doc(cfg(feature = "kv-events")))]
+pub mod kv_events;
 mod load;
 mod membership;
 mod mode;

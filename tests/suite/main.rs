@@ -29,6 +29,7 @@ mod fleet;
 mod fuzz_regressions;
 mod hold;
 mod http;
+mod kv_events;
 mod latency;
 mod layout;
 mod owned;
