@@ -51,7 +51,12 @@
 mod applier;
 mod error;
 mod wire;
+#[cfg(feature = "kv-events-zmq")]
+#[cfg_attr(docsrs, doc(cfg(feature = "kv-events-zmq")))]
+mod zmq;
 
 pub use applier::{ApplierStats, EventApplier, Fed};
 pub use error::{DecodeError, EventError};
 pub use wire::{BlockRemoved, BlockStored, EngineHash, EventBatch, KvEvent, decode_batch};
+#[cfg(feature = "kv-events-zmq")]
+pub use zmq::Subscriber;

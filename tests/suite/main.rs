@@ -30,6 +30,7 @@ mod fuzz_regressions;
 mod hold;
 mod http;
 mod kv_events;
+mod kv_events_zmq;
 mod latency;
 mod layout;
 mod owned;
