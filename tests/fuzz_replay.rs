@@ -7,6 +7,9 @@
 
 #[path = "../fuzz/src/concurrent.rs"]
 mod concurrent;
+#[cfg(feature = "kv-events")]
+#[path = "../fuzz/src/kv_events.rs"]
+mod kv_events;
 #[path = "../fuzz/src/ops.rs"]
 mod ops;
 #[path = "../fuzz/src/prefix.rs"]
@@ -697,4 +700,10 @@ fn ranks_ops_agree_with_the_model() {
         limit: 4,
         ops,
     });
+}
+
+#[cfg(feature = "kv-events")]
+#[test]
+fn kv_events_seeds() {
+    replay("kv_events", kv_events::run_bytes);
 }

@@ -62,6 +62,8 @@ pub struct ApplierStats {
     pub resets: u64,
     /// Messages refused with an error (nothing applied).
     pub refused: u64,
+    /// Engine restarts seen (batch 0 again after batch 1): each a reset.
+    pub restarts: u64,
     /// Stored blocks not credited because their parent block is unknown
     /// (stored before the applier started, or lost in a gap).
     pub unknown_parent: u64,
@@ -104,7 +106,14 @@ pub struct ApplierStats {
 ///   that the replay cannot fill ([`replay_done`](Self::replay_done), or
 ///   too many held batches) drops the worker's holdings and the map, and
 ///   the credit starts again, exact, from the next batch: it may miss
-///   blocks, never credit one the engine evicted.
+///   blocks, never credit one the engine evicted. Batches numbered before
+///   that point are stale from then on.
+/// - **Restarts.** An engine that restarts numbers its batches from 0
+///   again; batch 0 after batch 1 or later was seen resets the applier
+///   (its holdings dropped, counted in [`ApplierStats::restarts`]) and
+///   starts the stream from it. (Batch 0 seen twice in a row is taken as a
+///   duplicate: an engine that restarts after a single batch is not told
+///   from one; [`reset`](Self::reset) it when it re-registers.)
 /// - **What is tracked.** Events of the GPU medium (`medium` `"GPU"` or
 ///   absent) and of KV cache group 0 (or absent), without extra keys;
 ///   others (CPU offload tiers, a hybrid model's other groups, multimodal
@@ -159,6 +168,9 @@ pub struct EventApplier<W> {
     map: HashMap<EngineHash, BlockKey>,
     /// The next sequence number to apply (`None` before the first).
     next: Option<u64>,
+    /// After a reset: batches numbered below it are stale (one past the
+    /// highest number seen before the reset).
+    floor: u64,
     /// Batches past a gap, by sequence number (a gap is open iff non-empty).
     held: BTreeMap<u64, EventBatch>,
     keys: Vec<BlockKey>,
@@ -186,6 +198,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> EventApplier<W> {
             max_pending: 1024,
             map: HashMap::new(),
             next: None,
+            floor: 0,
             held: BTreeMap::new(),
             keys: Vec::new(),
             stats: ApplierStats::default(),
@@ -325,7 +338,19 @@ impl<W: Clone + Eq + Hash + Send + Sync> EventApplier<W> {
             self.stats.refused += 1;
             return Err(e);
         }
+        // Batch 0 once batch 1 was seen: the engine restarted (its PUB never
+        // sends a number twice, and a replay starts at 1 or later): what it
+        // held before is gone.
+        if seq == 0 && self.next.unwrap_or(0).max(self.floor) > 1 {
+            self.stats.restarts += 1;
+            self.reset();
+            self.floor = 0;
+        }
         let Some(next) = self.next else {
+            if seq < self.floor {
+                self.stats.duplicates += 1;
+                return Ok(Fed::Duplicate);
+            }
             self.apply_now(seq, batch);
             return Ok(Fed::Applied);
         };
@@ -391,6 +416,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> EventApplier<W> {
     /// map, any gap; the next batch starts the stream again.
     pub fn reset(&mut self) {
         self.stats.resets += 1;
+        let seen = self.held.last_key_value().map(|(&s, _)| s.saturating_add(1));
+        self.floor = self.floor.max(self.next.unwrap_or(0)).max(seen.unwrap_or(0));
         self.held.clear();
         self.map.clear();
         self.next = None;

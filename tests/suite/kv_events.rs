@@ -287,6 +287,44 @@ fn too_many_held_batches_give_the_gap_up() {
 }
 
 #[test]
+fn batch_zero_again_is_an_engine_restart() {
+    let (pool, index) = setup(&["e"]);
+    let mut e = EventApplier::new(index.clone(), pool, "e", 0);
+    e.apply(0, &batch(vec![stored(&[1], None, &[1, 2])])).unwrap();
+    assert_eq!(e.apply(0, &batch(vec![])), Ok(Fed::Duplicate)); // once: a duplicate
+    e.apply(1, &batch(vec![stored(&[2], None, &[3, 4])])).unwrap();
+    // The engine restarted: an empty cache, and batch 0 again.
+    assert_eq!(
+        e.apply(0, &batch(vec![stored(&[9], None, &[5, 6])])),
+        Ok(Fed::Applied)
+    );
+    assert_eq!((credit(&index, &[1, 2], 0), credit(&index, &[3, 4], 0)), (0, 0));
+    assert_eq!(credit(&index, &[5, 6], 0), 1);
+    assert_eq!(e.stats().restarts, 1);
+    assert_eq!(e.apply(1, &batch(vec![])), Ok(Fed::Applied));
+}
+
+#[test]
+fn a_late_batch_from_before_a_reset_is_stale() {
+    let (pool, index) = setup(&["e"]);
+    let mut e = EventApplier::new(index.clone(), pool, "e", 0);
+    e.apply(0, &batch(vec![])).unwrap();
+    assert_eq!(e.apply(3, &batch(vec![])), Ok(Fed::Gap { from: 1 }));
+    assert!(!e.replay_done());
+    // Batch 1 arrives late: it stored a block that batch 2 (lost) removed.
+    assert_eq!(
+        e.apply(1, &batch(vec![stored(&[1], None, &[1, 2])])),
+        Ok(Fed::Duplicate)
+    );
+    assert_eq!(credit(&index, &[1, 2], 0), 0);
+    assert_eq!(
+        e.apply(4, &batch(vec![stored(&[2], None, &[3, 4])])),
+        Ok(Fed::Applied)
+    );
+    assert_eq!(credit(&index, &[3, 4], 0), 1);
+}
+
+#[test]
 fn one_engines_removal_never_removes_anothers_blocks() {
     let (pool, index) = setup(&["a", "b"]);
     let mut a = EventApplier::new(index.clone(), pool.clone(), "a", 0);
