@@ -65,7 +65,15 @@ type Index = Arc<PrefixIndex<u8>>;
 
 fn setup() -> (Arc<Pool<u8>>, Index) {
     let pool = Arc::new(Pool::from_workers([0u8, 1]).unwrap());
-    let index = Arc::new(PrefixIndex::new(IndexConfig::exact(BLOCK as u32).capacity(4096)).unwrap());
+    let index = Arc::new(
+        PrefixIndex::new(
+            IndexConfig::exact(BLOCK as u32)
+                .capacity(4096)
+                .entries(8192)
+                .max_holders(8),
+        )
+        .unwrap(),
+    );
     (pool, index)
 }
 

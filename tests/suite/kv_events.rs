@@ -36,7 +36,9 @@ type Index = Arc<PrefixIndex<&'static str>>;
 
 fn setup(workers: &[&'static str]) -> (Arc<Pool<&'static str>>, Index) {
     let pool = Arc::new(Pool::from_workers(workers.iter().copied()).unwrap());
-    let index = Arc::new(PrefixIndex::new(IndexConfig::exact(2).capacity(1024)).unwrap());
+    let index = Arc::new(
+        PrefixIndex::new(IndexConfig::exact(2).capacity(1024).entries(4096).max_holders(16)).unwrap(),
+    );
     (pool, index)
 }
 

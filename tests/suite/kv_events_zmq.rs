@@ -86,7 +86,8 @@ async fn subscriber(
     replay_ep: &str,
 ) -> (Subscriber<&'static str>, Arc<PrefixIndex<&'static str>>) {
     let pool = Arc::new(Pool::from_workers(["e"]).unwrap());
-    let index = Arc::new(PrefixIndex::new(IndexConfig::exact(2).capacity(64)).unwrap());
+    let index =
+        Arc::new(PrefixIndex::new(IndexConfig::exact(2).capacity(64).entries(256).max_holders(4)).unwrap());
     let applier = EventApplier::new(index.clone(), pool, "e", 0);
     let sub = Subscriber::connect(applier, pub_ep, "kv", Some(replay_ep))
         .await
