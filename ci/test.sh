@@ -11,7 +11,9 @@ cargo test
 WORKERPICK_EXHAUSTIVE=1 cargo test --lib -- scan::
 # The integration suite again with every feature: serde round trips (registry, reported),
 # the response-lifetime wrappers and the tower integration (hold, route), the hyper glue on
-# loopback (http) and session bindings (sessions) are empty modules without their features.
+# loopback (http), session bindings (sessions) and the KV event decoder, applier and ZMQ
+# subscriber against a loopback publisher (kv_events, kv_events_zmq; and fuzz_replay's
+# kv_events seeds) are empty modules without their features.
 cargo test --all-features --test suite --test fuzz_replay
 cargo test --all-features --doc
 # The proxy's integration tests: real loopback sockets, every mode, and `serve` as a binary (~6 s once built);

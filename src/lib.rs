@@ -62,7 +62,7 @@
 //! | prefill/decode | [`Pairs`], [`PairRequest`], [`PairPreview`], [`Plan`], [`Decider`], [`PairReservation`], [`OwnedPairReservation`], [`PairHandle`], [`PairGuard`] |
 //! | writing a mode | [`Selector`], [`Context`], [`Slot`], [`Choice`], [`Intent`], [`Rng`] |
 //! | limits and errors | [`Error`], [`DEFAULT_MAX_WORKERS`], [`MAX_WORKERS_LIMIT`] |
-//! | modules | [`docs`] (design, proofs, performance, limitations), [`scan`] (the SIMD backends), `service` (features `tower`, `hyper`) |
+//! | modules | [`docs`] (design, proofs, performance, limitations), [`scan`] (the SIMD backends), [`prefix`] (the prefix index), `kv_events` (engine KV events into it; features `kv-events`, `kv-events-zmq`), `service` (features `tower`, `hyper`) |
 //!
 //! See [`docs`] for the design, its invariants and their proofs.
 
@@ -83,6 +83,9 @@ mod fleet;
 mod handle;
 #[cfg(feature = "futures")]
 mod hold;
+#[cfg(feature = "kv-events")]
+#[cfg_attr(docsrs, doc(cfg(feature = "kv-events")))]
+pub mod kv_events;
 mod load;
 mod membership;
 mod mode;

@@ -7,6 +7,9 @@
 
 #[path = "../fuzz/src/concurrent.rs"]
 mod concurrent;
+#[cfg(feature = "kv-events")]
+#[path = "../fuzz/src/kv_events.rs"]
+mod kv_events;
 #[path = "../fuzz/src/ops.rs"]
 mod ops;
 #[path = "../fuzz/src/prefix.rs"]
@@ -697,4 +700,46 @@ fn ranks_ops_agree_with_the_model() {
         limit: 4,
         ops,
     });
+}
+
+#[cfg(feature = "kv-events")]
+#[test]
+fn kv_events_seeds() {
+    replay("kv_events", kv_events::run_bytes);
+}
+
+/// A lost eviction, the batch after it, a replay, a delayed and a doubled
+/// batch, a clear, and a gap given up: fails if a batch past a gap is applied
+/// before the gap is filled (the lost eviction's block would be credited).
+#[cfg(feature = "kv-events")]
+#[test]
+fn kv_events_lost_eviction() {
+    use kv_events::{Fate, Op};
+    let store = |parent, tokens| Op::Store {
+        parent,
+        len: 1,
+        tokens,
+    };
+    kv_events::run(&[
+        store(None, [0, 1, 0, 0, 0, 0]),
+        store(Some(0), [2, 2, 0, 0, 0, 0]),
+        Op::Send(Fate::Deliver),
+        Op::Remove(0),
+        Op::Send(Fate::Lose),
+        store(None, [1, 1, 0, 0, 0, 0]),
+        Op::Send(Fate::Deliver),
+        Op::Replay { full: true },
+        Op::Send(Fate::Late),
+        store(Some(1), [0, 2, 0, 0, 0, 0]),
+        Op::Send(Fate::Deliver),
+        Op::DeliverLate,
+        Op::Send(Fate::Twice),
+        Op::Clear,
+        Op::Send(Fate::Lose),
+        store(None, [2, 0, 0, 0, 0, 0]),
+        Op::Send(Fate::Deliver),
+        Op::Replay { full: false },
+        store(None, [2, 1, 0, 0, 0, 0]),
+        Op::Send(Fate::Deliver),
+    ]);
 }

@@ -4,6 +4,8 @@
 //! seed corpus through `run_bytes`, so `cargo test` covers every target.
 
 pub mod concurrent;
+#[cfg(feature = "kv-events")]
+pub mod kv_events;
 pub mod ops;
 pub mod page;
 pub mod prefix;

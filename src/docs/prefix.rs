@@ -73,6 +73,38 @@
 //! (the one that expires first), then drops an event's store and counts it
 //! (`IndexStats::dropped_full`): it may miss blocks, never invent them.
 //!
+//! # Exact mode from engine events
+//! The `kv_events` module (feature `kv-events`; its ZMQ subscriber, feature
+//! `kv-events-zmq`) feeds the index from vLLM's and SGLang's KV event
+//! streams. Its decoder reads the msgpack `KVEventBatch` in both layouts
+//! msgspec gives it (tagged arrays: SGLang and older vLLM; tagged maps:
+//! current vLLM), integer or byte-string block hashes, and skips the fields
+//! it does not use; anything else is a typed error, never a panic (a fuzz
+//! target, `kv_events`, holds it to that). One `EventApplier` per engine rank
+//! then applies the batches in sequence order:
+//!
+//! - Each stored block's key is the router's own chain over its token ids
+//!   (the event's `lora_id` as the extra key), so lookups keyed with
+//!   `keys_of_tokens` match whatever hash the engine uses. A map from the
+//!   engine's hash to that key resolves removals and parents; it is bounded
+//!   (`max_blocks`), and a block past the bound is not credited at all, so
+//!   that every credited block can be removed when the engine evicts it.
+//! - A gap in the sequence numbers marks the holder degraded (credit 0: a
+//!   missed removal may have made it stale) and holds later batches while the
+//!   engine's replay socket is asked for the missing ones; filled, the held
+//!   batches are applied in order and the credit counts again. An
+//!   `AllBlocksCleared` past the gap resynchronises at once. A gap the replay
+//!   cannot fill drops the engine's holdings and starts its credit again from
+//!   the next batch; batches numbered before that point are stale.
+//! - Only the GPU tier, KV cache group 0 and blocks without extra keys are
+//!   credited: CPU offload tiers, a hybrid model's other groups and
+//!   multimodal or salted blocks (which token ids alone do not key) are
+//!   counted, not credited.
+//! - An engine that restarts numbers its batches from 0 again: batch 0 after
+//!   batch 1 or later drops what the engine held and starts its stream anew
+//!   (an engine that restarts after a single batch is not told from a
+//!   duplicate: `reset` its applier when it re-registers).
+//!
 //! # Limits
 //! - One writer at a time (a mutex): ~100 M block events/s on one core here,
 //!   far above an engine fleet's rate, so writers do not need to scale.

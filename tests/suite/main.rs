@@ -7,8 +7,9 @@
 //! logic names its siblings through `crate::`, so it needs a crate root of its own) and
 //! this one.
 //!
-//! `hold`, `route`, `http` and `sessions` test the `futures`, `tower`, `hyper` and
-//! `sessions` features: without them (a plain `cargo test`) those modules are empty, and
+//! `hold`, `route`, `http`, `sessions`, `kv_events` and `kv_events_zmq` test the `futures`,
+//! `tower`, `hyper`, `sessions`, `kv-events` and `kv-events-zmq` features: without them (a
+//! plain `cargo test`, which builds neither msgpack nor ZMQ) those modules are empty, and
 //! `cargo test --all-features --test suite` runs them (`ci/test.sh` does).
 //!
 //! Run one module: `cargo test --test suite -- fleet::`.
@@ -29,6 +30,8 @@ mod fleet;
 mod fuzz_regressions;
 mod hold;
 mod http;
+mod kv_events;
+mod kv_events_zmq;
 mod latency;
 mod layout;
 mod owned;
