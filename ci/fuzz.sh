@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzz gate: runs each cargo-fuzz target in fuzz/ (FUZZ_TARGETS, default all six)
+# Fuzz gate: runs each cargo-fuzz target in fuzz/ (FUZZ_TARGETS, default all seven)
 # for FUZZ_SECONDS (default 15) on nightly with AddressSanitizer. Without a nightly
 # toolchain it says so and fuzzes on stable without sanitizers (`-s none`); it never
 # skips. A crash (or a hang past 10 s) fails the gate, and the log carries the
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 secs=${FUZZ_SECONDS:-15}
 cargo_fuzz_version=0.13.2
-read -r -a targets <<< "${FUZZ_TARGETS:-scan ops concurrent summary ranks prefix}"
+read -r -a targets <<< "${FUZZ_TARGETS:-scan ops concurrent summary ranks prefix kv_events}"
 
 if cargo fuzz --version 2>/dev/null | grep -qF "cargo-fuzz $cargo_fuzz_version"; then
     echo "using $(cargo fuzz --version)"
@@ -33,7 +33,8 @@ fi
 # Without comparison tracing the targets run several times faster (the scan's
 # per-lane compares dominate otherwise); their inputs are structured by
 # `arbitrary`, so the fuzzer needs little help solving comparisons.
-flags=(--no-trace-compares)
+# `kv-events`: the KV event decoder's target, off in the fuzz crate by default.
+flags=(--no-trace-compares --features kv-events)
 
 cargo "${toolchain[@]}" fuzz build "${sanitizer[@]}" "${flags[@]}"
 
