@@ -90,8 +90,8 @@ pub struct ApplierStats {
 ///   that key, so that a `BlockRemoved` (which names engine hashes only)
 ///   and a later `BlockStored`'s parent can be resolved.
 /// - **The map's bound.** It holds at most [`max_blocks`](Self::max_blocks)
-///   hashes (default 2²⁰, the index's default capacity: set it to the
-///   engine's cache size in blocks, at most the index's capacity). Past it,
+///   hashes (default: the index's [`capacity`](PrefixIndex::capacity); set
+///   it to the engine's cache size in blocks, at most that). Past it,
 ///   a newly stored block is not credited (counted in
 ///   [`ApplierStats::map_full`]): every block the index credits to this
 ///   engine can be removed again when the engine evicts it.
@@ -188,13 +188,14 @@ impl<W: Clone + Eq + Hash + Send + Sync> EventApplier<W> {
     /// The applier of rank `rank` of `worker` (0 without ranks), whose
     /// batches come from the engine's data-parallel rank `rank`.
     pub fn new(index: Arc<PrefixIndex<W>>, pool: Arc<Pool<W>>, worker: W, rank: u32) -> Self {
+        let max_blocks = index.capacity() as usize;
         Self {
             index,
             pool,
             worker,
             rank,
             engine_rank: Some(rank),
-            max_blocks: 1 << 20,
+            max_blocks,
             max_pending: 1024,
             map: HashMap::new(),
             next: None,
@@ -223,8 +224,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> EventApplier<W> {
         self
     }
 
-    /// The most engine hashes the applier maps to keys (default 2²⁰): see
-    /// the type's rules.
+    /// The most engine hashes the applier maps to keys (default: the
+    /// index's capacity): see the type's rules.
     ///
     /// ```
     /// # use std::sync::Arc;

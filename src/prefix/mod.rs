@@ -92,6 +92,7 @@ pub struct PrefixIndex<W> {
     pool: AtomicU64,
     clock: Clock,
     block_size: u32,
+    capacity: u32,
     routed_ttl_ms: u64,
 }
 
@@ -157,6 +158,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> PrefixIndex<W> {
             pool: AtomicU64::new(0),
             clock: Clock::new(config.manual_clock),
             block_size: config.block_size,
+            capacity: config.capacity,
             routed_ttl_ms: (config.routed_ttl.as_millis() as u64).max(1),
         })
     }
@@ -170,6 +172,17 @@ impl<W: Clone + Eq + Hash + Send + Sync> PrefixIndex<W> {
     /// ```
     pub fn block_size(&self) -> u32 {
         self.block_size
+    }
+
+    /// The most distinct blocks it holds at once ([`IndexConfig::capacity`]).
+    ///
+    /// ```
+    /// # use workerpick::prefix::{IndexConfig, PrefixIndex};
+    /// let index = PrefixIndex::<u32>::new(IndexConfig::exact(16).capacity(4096)).unwrap();
+    /// assert_eq!(index.capacity(), 4096);
+    /// ```
+    pub fn capacity(&self) -> u32 {
+        self.capacity
     }
 
     /// The token of (worker, rank) in `pool`, binding the index to `pool`.

@@ -368,6 +368,19 @@ fn the_engine_hash_map_is_bounded_and_credits_only_what_it_can_remove() {
     assert_eq!(index.stats().holdings, 0);
 }
 
+/// Unset, the map's bound is the index's capacity: an engine never maps
+/// more hashes than the index could hold blocks.
+#[test]
+fn the_map_bound_defaults_to_the_index_capacity() {
+    let pool = Arc::new(Pool::from_workers(["e"]).unwrap());
+    let index = Arc::new(PrefixIndex::new(IndexConfig::exact(2).capacity(2).max_holders(4)).unwrap());
+    let mut e = EventApplier::new(index.clone(), pool, "e", 0);
+    e.apply(0, &batch(vec![stored(&[1, 2, 3], None, &[1, 2, 3, 4, 5, 6])]))
+        .unwrap();
+    assert_eq!((e.stats().map_full, e.mapped()), (1, 2));
+    assert_eq!(credit(&index, &[1, 2, 3, 4, 5, 6], 0), 2);
+}
+
 #[test]
 fn malformed_payloads_are_typed_errors_and_apply_nothing() {
     let (pool, index) = setup(&["e"]);
