@@ -191,6 +191,7 @@ async fn repeated_prompts_go_to_the_engine_that_caches_them() {
     tokio::time::timeout(LIMIT, async {
         let cost = hit_rate("cost").await;
         let least = hit_rate("least-loaded").await;
+        println!("engine hit rate: cost {cost:.3}, least-loaded {least:.3}");
         // 9 prompts × 6 sends: at most 5 of 6 sends of 8 shared blocks of 9 hit.
         assert!(cost > 0.6, "cost: engine hit rate {cost:.3}");
         assert!(cost > least + 0.1, "cost {cost:.3} vs least-loaded {least:.3}");
