@@ -225,6 +225,11 @@ async fn bad_bodies_are_answered_400_or_413_with_nothing_booked() {
             let error: serde_json::Value = serde_json::from_str(&text).unwrap();
             assert_eq!(error["error"]["type"], "invalid_request_error", "{text}");
         }
+        // A bad override header.
+        let mut r = post(&addr, "/v1/completions", r#"{"prompt":"hello"}"#);
+        r.headers_mut()
+            .insert("x-workerpick-temperature", "hot".parse().unwrap());
+        assert_eq!(send(&client, r).await.0, StatusCode::BAD_REQUEST);
         // Not UTF-8.
         let (got, _) = send(
             &client,

@@ -28,7 +28,10 @@ use std::time::Duration;
 use tower::Service;
 use workerpick::prefix::{IndexConfig, Matches, PrefixIndex};
 use workerpick::service::{BoxError, Forward, HttpClient};
-use workerpick::{CacheHits, OwnedReservation, Pool, Request as Pick, Selector, Sessions, Stickiness};
+use workerpick::{
+    CacheHits, CreditWeight, OwnedReservation, Pool, Request as Pick, Selector, Sessions, Stickiness,
+    Temperature,
+};
 
 /// The body every `serve` answer has.
 pub type Body = UnsyncBoxBody<Bytes, BoxError>;
@@ -225,7 +228,17 @@ impl Llm {
             .as_ref()
             .and_then(|h| head.headers.get(h))
             .map(|v| fold(v.as_bytes()));
-        let pick = Pick::new().weight(weight).cache_hits(&hits);
+        let (credit, temperature) = match overrides(&head.headers) {
+            Ok(o) => o,
+            Err(why) => return refuse(StatusCode::BAD_REQUEST, &why),
+        };
+        let mut pick = Pick::new().weight(weight).cache_hits(&hits);
+        if let Some(w) = credit {
+            pick = pick.credit_weight(w);
+        }
+        if let Some(t) = temperature {
+            pick = pick.temperature(t);
+        }
         let booked = match session {
             Some(id) => self.reserve_session(&pick.key(id), id),
             None => self.pool.owned_handle().reserve_with(&*self.selector, &pick),
@@ -301,9 +314,64 @@ impl Llm {
     }
 }
 
+/// The header that sets the cost mode's credit weight for one request (a
+/// decimal number, 0 to the mode's most).
+pub const CREDIT_WEIGHT: &str = "x-workerpick-credit-weight";
+/// The header that sets the cost mode's temperature for one request.
+pub const TEMPERATURE: &str = "x-workerpick-temperature";
+
+/// A request's overrides of the cost mode's tuning, from its headers.
+fn overrides(headers: &http::HeaderMap) -> Result<(Option<CreditWeight>, Option<Temperature>), String> {
+    let number = |name: &str| -> Result<Option<f64>, String> {
+        headers
+            .get(name)
+            .map(|v| {
+                v.to_str()
+                    .ok()
+                    .and_then(|t| t.trim().parse::<f64>().ok())
+                    .filter(|x| x.is_finite() && *x >= 0.0)
+                    .ok_or_else(|| format!("`{name}` is not a non-negative number"))
+            })
+            .transpose()
+    };
+    let credit = number(CREDIT_WEIGHT)?
+        .map(|x| {
+            let milli = (x * 1000.0).round();
+            if milli > f64::from(u32::MAX) {
+                return Err(format!("`{CREDIT_WEIGHT}`: {x} is too large"));
+            }
+            CreditWeight::from_milli(milli as u32).map_err(|e| format!("`{CREDIT_WEIGHT}`: {e}"))
+        })
+        .transpose()?;
+    let temperature = number(TEMPERATURE)?
+        .map(|t| Temperature::new(t).map_err(|e| format!("`{TEMPERATURE}`: {e}")))
+        .transpose()?;
+    Ok((credit, temperature))
+}
+
 /// FNV-1a of a session header's value.
 fn fold(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_override_the_credit_weight_and_temperature() {
+        let mut h = http::HeaderMap::new();
+        assert_eq!(overrides(&h).unwrap(), (None, None));
+        h.insert(CREDIT_WEIGHT, HeaderValue::from_static("1.5"));
+        h.insert(TEMPERATURE, HeaderValue::from_static("0.25"));
+        let (w, t) = overrides(&h).unwrap();
+        assert_eq!(w, Some(CreditWeight::from_milli(1500).unwrap()));
+        assert_eq!(t, Some(Temperature::new(0.25).unwrap()));
+        for bad in ["-1", "x", "NaN", "1e30"] {
+            h.insert(CREDIT_WEIGHT, HeaderValue::from_static(bad));
+            assert!(overrides(&h).is_err(), "{bad}");
+        }
+    }
 }
