@@ -77,15 +77,45 @@ impl Drop for Booking {
     }
 }
 
+/// Finds the first SSE `data:` in a body's frames, one split across two
+/// frames included.
+#[derive(Default)]
+struct Marker {
+    /// The last bytes seen (at most 4: a `data:` less its last byte).
+    tail: Vec<u8>,
+}
+
+impl Marker {
+    const MARK: &'static [u8] = b"data:";
+
+    /// Whether `data:` ends in `frame` (or began in the frames before it).
+    fn saw(&mut self, frame: &[u8]) -> bool {
+        let head = &frame[..frame.len().min(Self::MARK.len() - 1)];
+        self.tail.extend_from_slice(head);
+        if self.tail.windows(Self::MARK.len()).any(|w| w == Self::MARK)
+            || frame.windows(Self::MARK.len()).any(|w| w == Self::MARK)
+        {
+            return true;
+        }
+        let keep = Self::MARK.len() - 1;
+        if frame.len() >= keep {
+            self.tail.clear();
+            self.tail.extend_from_slice(&frame[frame.len() - keep..]);
+        } else {
+            let drop = self.tail.len().saturating_sub(keep);
+            self.tail.drain(..drop);
+        }
+        false
+    }
+}
+
 /// An upstream's response body, holding its request's [`Booking`]: the
 /// first SSE `data:` gives back the prefill share, the end (or an error, or
 /// a drop) the rest.
 pub struct PhasedBody {
     inner: Incoming,
     booking: Booking,
-    /// The last bytes of the previous frame: a `data:` split across two.
-    tail: [u8; 4],
-    tail_len: usize,
+    marker: Marker,
 }
 
 impl PhasedBody {
@@ -94,34 +124,7 @@ impl PhasedBody {
         Self {
             inner,
             booking,
-            tail: [0; 4],
-            tail_len: 0,
-        }
-    }
-
-    fn saw(&mut self, data: &[u8]) {
-        const MARK: &[u8] = b"data:";
-        let mut joined = [0u8; 4 + MARK.len()];
-        let head = &data[..data.len().min(MARK.len())];
-        joined[..self.tail_len].copy_from_slice(&self.tail[..self.tail_len]);
-        joined[self.tail_len..self.tail_len + head.len()].copy_from_slice(head);
-        let across = &joined[..self.tail_len + head.len()];
-        if across.windows(MARK.len()).any(|w| w == MARK) || data.windows(MARK.len()).any(|w| w == MARK) {
-            self.booking.first_token();
-            return;
-        }
-        // Keep the last bytes for the next frame.
-        let keep = data.len().min(4);
-        if keep == 4 {
-            self.tail.copy_from_slice(&data[data.len() - 4..]);
-            self.tail_len = 4;
-        } else {
-            let old = self.tail_len.min(4 - keep);
-            let mut t = [0u8; 4];
-            t[..old].copy_from_slice(&self.tail[self.tail_len - old..self.tail_len]);
-            t[old..old + keep].copy_from_slice(data);
-            self.tail = t;
-            self.tail_len = old + keep;
+            marker: Marker::default(),
         }
     }
 }
@@ -140,9 +143,9 @@ impl Body for PhasedBody {
             Poll::Ready(Some(Ok(frame))) => {
                 if this.booking.in_prefill()
                     && let Some(data) = frame.data_ref()
+                    && this.marker.saw(data)
                 {
-                    let data = data.clone();
-                    this.saw(&data);
+                    this.booking.first_token();
                 }
                 if this.inner.is_end_stream() {
                     this.booking.finish();
@@ -166,5 +169,24 @@ impl Body for PhasedBody {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Marker;
+
+    fn first(frames: &[&[u8]]) -> Option<usize> {
+        let mut m = Marker::default();
+        frames.iter().position(|f| m.saw(f))
+    }
+
+    #[test]
+    fn the_first_data_event_is_found_whole_or_split_across_frames() {
+        assert_eq!(first(&[b": keep-alive\n\n", b"data: {}\n\n"]), Some(1));
+        assert_eq!(first(&[b"event: x\nda", b"ta: {}"]), Some(1));
+        assert_eq!(first(&[b"d", b"a", b"t", b"a", b":"]), Some(4));
+        assert_eq!(first(&[b"{\"choices\": []}"]), None, "not a stream");
+        assert_eq!(first(&[b"dat", b"x:", b"a:"]), None);
     }
 }
