@@ -7,7 +7,9 @@
 //! integration test asserts. [`serve`] is the other half: the proxy in front
 //! of upstreams of your own.
 
+pub mod engine;
 pub mod front;
+pub mod llm;
 pub mod load;
 pub mod route;
 pub mod serve;

@@ -14,6 +14,7 @@
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 use std::time::Duration;
+use workerpick_proxy::llm::LlmConfig;
 use workerpick_proxy::load::Plan;
 use workerpick_proxy::serve::{self, Config, Replicas, UpstreamSpec};
 use workerpick_proxy::upstream::Speed;
@@ -43,7 +44,7 @@ enum Command {
     Bench(Bench),
     /// Serves outside traffic: forwards every request but `GET /metrics`
     /// (Prometheus text) to the upstreams, until SIGTERM or ctrl-c.
-    Serve(Serve),
+    Serve(Box<Serve>),
 }
 
 #[derive(Args, Debug)]
@@ -87,7 +88,8 @@ struct Serve {
           value_parser = clap::value_parser!(u64).range(0..=86_400_000))]
     drain_ms: u64,
     /// Requests in flight at once, over all upstreams; one more is answered
-    /// 503 at once (shed), not queued. Unbounded without it.
+    /// 503 at once (shed), not queued. Unbounded without it. Counts the
+    /// pass-through paths only: the LLM paths are not bounded by it yet.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_in_flight: Option<u32>,
     /// Share load with the other replicas in front of the same upstreams over
@@ -117,6 +119,58 @@ struct Serve {
     #[arg(long, value_name = "MS", default_value_t = 5_000, requires = "nats",
           value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     report_max_age_ms: u64,
+    /// LLM paths (`POST /v1/completions`, `/v1/chat/completions`): the
+    /// largest body read, in bytes; a larger one is answered 413.
+    #[arg(long, value_name = "BYTES", default_value_t = 4 << 20,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1 << 30))]
+    max_body_bytes: usize,
+    /// LLM paths: token ids per prompt block, for prompts given as token ids.
+    #[arg(long, value_name = "N", default_value_t = 16,
+          value_parser = clap::value_parser!(u32).range(1..=1 << 20))]
+    block_tokens: u32,
+    /// LLM paths: characters per prompt block, for text prompts (chat
+    /// messages' contents joined in order, each followed by a newline).
+    #[arg(long, value_name = "N", default_value_t = 64,
+          value_parser = clap::value_parser!(u32).range(1..=1 << 20))]
+    block_chars: u32,
+    /// LLM paths: the decode share each request books beside its prefill
+    /// share (one unit per uncached block), kept until the response ends.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(0..=1 << 20))]
+    decode_weight: u32,
+    /// LLM paths: derive the decode share from `max_tokens` instead, one unit
+    /// per this many tokens (requests without `max_tokens` book --decode-weight).
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(1..))]
+    decode_tokens: Option<u32>,
+    /// LLM paths: how long a routing decision counts as its upstream caching
+    /// the prompt's blocks (the approximate index's TTL), in ms.
+    #[arg(long, value_name = "MS", default_value_t = 120_000,
+          value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    routed_ttl_ms: u64,
+    /// LLM paths: the most distinct blocks the prefix index holds (memory is
+    /// allocated up front for them).
+    #[arg(long, value_name = "N", default_value_t = 1 << 20,
+          value_parser = clap::value_parser!(u32).range(16..=1 << 28))]
+    index_blocks: u32,
+    /// LLM paths: the header that names a conversation; its requests go to
+    /// the upstream its first one went to, within --session-bound.
+    #[arg(long, value_name = "NAME", default_value = "x-session-id")]
+    session_header: Option<http::HeaderName>,
+    /// LLM paths: how long an idle session stays bound, in ms.
+    #[arg(long, value_name = "MS", default_value_t = 600_000,
+          value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    session_ttl_ms: u64,
+    /// LLM paths: a session leaves its upstream when that upstream's load is
+    /// over this many times the fleet's mean.
+    #[arg(long, value_name = "X", default_value_t = 1.25, value_parser = session_bound)]
+    session_bound: f64,
+}
+
+fn session_bound(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 1.0 => Ok(x),
+        _ => Err(format!("`{text}` is not a number of at least 1")),
+    }
 }
 
 fn mode_name(name: &str) -> Result<String, String> {
@@ -177,7 +231,7 @@ fn main() -> ExitCode {
     };
     let bench = match cli.command {
         Some(Command::Bench(bench)) => bench,
-        Some(Command::Serve(serve)) => return run_serve(serve),
+        Some(Command::Serve(serve)) => return run_serve(*serve),
         None => cli.bench,
     };
     let runtime = match tokio::runtime::Runtime::new() {
@@ -233,6 +287,18 @@ fn run_serve(serve: Serve) -> ExitCode {
             period: Duration::from_millis(serve.sync_ms),
             max_age: Duration::from_millis(serve.report_max_age_ms),
         }),
+        llm: LlmConfig {
+            max_body: serve.max_body_bytes,
+            block_tokens: serve.block_tokens,
+            block_chars: serve.block_chars,
+            decode_weight: serve.decode_weight,
+            decode_tokens: serve.decode_tokens,
+            routed_ttl: Duration::from_millis(serve.routed_ttl_ms),
+            index_capacity: serve.index_blocks,
+            session_header: serve.session_header,
+            session_ttl: Duration::from_millis(serve.session_ttl_ms),
+            session_bound: serve.session_bound,
+        },
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,

@@ -5,9 +5,10 @@
 //! of several replicas in front of the same upstreams, sharing their load
 //! over a NATS subject (`workerpick-nats`).
 
-use bytes::Bytes;
+use crate::llm::{self, Body, Llm, LlmConfig, Watch};
 use http::uri::Authority;
 use http::{Method, Request, Response, StatusCode};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
@@ -134,6 +135,8 @@ pub struct Config {
     pub max_in_flight: Option<u32>,
     /// Replica sync over NATS, if any.
     pub replicas: Option<Replicas>,
+    /// The LLM path's settings.
+    pub llm: LlmConfig,
 }
 
 /// Per-upstream counters.
@@ -155,6 +158,19 @@ struct Shared {
     order: Vec<Authority>,
     fail_after: u32,
     eject_for: Duration,
+    llm: Arc<Llm>,
+}
+
+impl Watch for Watching {
+    fn picked(&self, upstream: &Authority) {
+        if let Some(stats) = self.0.stats.get(upstream) {
+            stats.picks.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn answered(&self, upstream: &Authority, failed: bool) {
+        self.0.record(upstream, failed);
+    }
 }
 
 /// The proxy's `Upstreams`: a `Forward` per pick, watched for failures.
@@ -285,6 +301,7 @@ impl Shared {
                 }
             }
         }
+        self.llm_metrics(&mut out);
         if let Some(admission) = &self.admission {
             let name = "workerpick_shed_total";
             let _ = writeln!(
@@ -324,56 +341,115 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// The LLM path's families: per upstream its blocks, credit, hit rate
+    /// and phased load in flight; the index's size.
+    fn llm_metrics(&self, out: &mut String) {
+        let families: [(&str, &str, &str, &LlmReading); 5] = [
+            (
+                "workerpick_llm_prompt_blocks_total",
+                "counter",
+                "Prompt blocks routed to the upstream.",
+                &|c| c.prompt_blocks.load(Ordering::Relaxed) as f64,
+            ),
+            (
+                "workerpick_llm_credited_blocks_total",
+                "counter",
+                "Of those, blocks the prefix index credited the upstream with (its expected cache hits).",
+                &|c| c.credited_blocks.load(Ordering::Relaxed) as f64,
+            ),
+            (
+                "workerpick_llm_hit_rate",
+                "gauge",
+                "Credited blocks / prompt blocks routed to the upstream (0 before any).",
+                &|c| {
+                    let all = c.prompt_blocks.load(Ordering::Relaxed);
+                    if all == 0 {
+                        0.0
+                    } else {
+                        c.credited_blocks.load(Ordering::Relaxed) as f64 / all as f64
+                    }
+                },
+            ),
+            (
+                "workerpick_llm_prefill_in_flight",
+                "gauge",
+                "Prefill load booked on the upstream (uncached blocks of requests before their first streamed token).",
+                &|c| c.prefill.load(Ordering::Relaxed) as f64,
+            ),
+            (
+                "workerpick_llm_decode_in_flight",
+                "gauge",
+                "Decode load booked on the upstream (requests not yet ended).",
+                &|c| c.decode.load(Ordering::Relaxed) as f64,
+            ),
+        ];
+        for (name, kind, help, value) in families {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+            for upstream in &self.order {
+                if let Some(c) = self.llm.counters(upstream) {
+                    let _ = writeln!(out, "{name}{{upstream=\"{upstream}\"}} {}", value(c));
+                }
+            }
+        }
+        let (blocks, bytes) = self.llm.index_size();
+        for (name, help, value) in [
+            (
+                "workerpick_llm_index_blocks",
+                "Distinct prompt blocks the prefix index holds.",
+                blocks,
+            ),
+            (
+                "workerpick_llm_index_bytes",
+                "Bytes the prefix index allocated.",
+                bytes,
+            ),
+        ] {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}");
+        }
+    }
+}
+
+/// How an LLM metric family reads one upstream's counters.
+type LlmReading<'a> = dyn Fn(&llm::Counters) -> f64 + 'a;
+
 /// How a metric family reads one upstream's value.
 type Reading<'a> = dyn Fn(&Authority, &Stats) -> u64 + 'a;
 
 type ProxyRoute = HyperRoute<Addr, Watching, dyn workerpick::Selector, OnBodyEnd>;
-type Proxied = <ProxyRoute as hyper::service::Service<Request<Incoming>>>::Response;
+type Answer = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
 
-/// One connection's service: `GET /metrics` answered here, the rest routed.
+/// One connection's service: `GET /metrics` answered here, `POST` to the
+/// LLM paths through [`Llm`], the rest routed by load.
 struct Front {
     route: ProxyRoute,
     shared: Arc<Shared>,
+    watch: Arc<dyn Watch>,
 }
 
 impl hyper::service::Service<Request<Incoming>> for Front {
-    type Response = Proxied;
+    type Response = Response<Body>;
     type Error = Infallible;
-    type Future = Answer<<ProxyRoute as hyper::service::Service<Request<Incoming>>>::Future>;
+    type Future = Answer;
 
-    fn call(&self, request: Request<Incoming>) -> Self::Future {
+    fn call(&self, request: Request<Incoming>) -> Answer {
         if request.method() == Method::GET && request.uri().path() == "/metrics" {
-            let mut page = Response::new(workerpick::service::RouteBody::message(Bytes::from(
-                self.shared.metrics(),
-            )));
+            let mut page = llm::json(StatusCode::OK, self.shared.metrics());
             page.headers_mut().insert(
                 http::header::CONTENT_TYPE,
                 http::HeaderValue::from_static("text/plain; version=0.0.4"),
             );
-            *page.status_mut() = StatusCode::OK;
-            return Answer::Page(Some(page));
+            return Box::pin(std::future::ready(Ok(page)));
         }
-        Answer::Routed(self.route.call(request))
-    }
-}
-
-/// A [`Front`] response: routed, or the metrics page.
-enum Answer<F> {
-    Routed(F),
-    Page(Option<Proxied>),
-}
-
-impl<F: Future<Output = Result<Proxied, Infallible>> + Unpin> Future for Answer<F> {
-    type Output = Result<Proxied, Infallible>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match &mut *self {
-            Answer::Routed(routed) => Pin::new(routed).poll(cx),
-            Answer::Page(page) => match page.take() {
-                Some(page) => Poll::Ready(Ok(page)),
-                None => Poll::Pending, // polled after it completed: never again
-            },
+        if request.method() == Method::POST && llm::prompt::is_llm_path(request.uri().path()) {
+            let (router, watch) = (self.shared.llm.clone(), self.watch.clone());
+            return Box::pin(async move { Ok(router.route(watch, request).await) });
         }
+        let routed = self.route.call(request);
+        Box::pin(async move {
+            let answer = routed.await?;
+            Ok(answer.map(|body| body.map_err(Into::into).boxed_unsync()))
+        })
     }
 }
 
@@ -410,6 +486,9 @@ pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::R
         }
         None => None,
     };
+    let llm = Arc::new(
+        Llm::new(config.llm.clone(), pool.clone(), selector.clone()).map_err(std::io::Error::other)?,
+    );
     let shared = Arc::new(Shared {
         pool: pool.clone(),
         sync,
@@ -423,8 +502,10 @@ pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::R
         order: config.upstreams.iter().map(|u| u.authority.clone()).collect(),
         fail_after: config.fail_after,
         eject_for: config.eject_for,
+        llm,
     });
     let route = Route::new(&pool, selector, Watching(shared.clone())).until(OnBodyEnd);
+    let watch: Arc<dyn Watch> = Arc::new(Watching(shared.clone()));
     let mut stop = std::pin::pin!(stop_signal()?);
     let listener = TcpListener::bind(config.listen).await?;
     ready(listener.local_addr()?);
@@ -439,7 +520,7 @@ pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::R
                 if let Some(admission) = &shared.admission {
                     route = route.admission(admission.clone());
                 }
-                let front = Front { route, shared: shared.clone() };
+                let front = Front { route, shared: shared.clone(), watch: watch.clone() };
                 let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), front);
                 tokio::spawn(graceful.watch(connection));
             }

@@ -1,0 +1,267 @@
+//! A fake OpenAI-compatible engine for tests and the trace replay: it keys
+//! each prompt's blocks as the proxy does ([`crate::llm::prompt`]), keeps a
+//! block-LRU prefix cache, prefills one request at a time for a time
+//! proportional to its uncached blocks, and then streams `max_tokens` SSE
+//! `data:` chunks (or answers one JSON body when `stream` is not set).
+
+use crate::llm::prompt;
+use bytes::Bytes;
+use http::{Response, StatusCode};
+use http_body::{Body, Frame};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use std::collections::{BTreeMap, HashMap};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use workerpick::prefix::BlockKey;
+
+/// How an engine behaves.
+#[derive(Clone, Copy, Debug)]
+pub struct EngineSpec {
+    /// Token ids per block (as the proxy's `--block-tokens`).
+    pub block_tokens: u32,
+    /// Characters per block (as the proxy's `--block-chars`).
+    pub block_chars: u32,
+    /// Blocks its cache holds (least recently used out first).
+    pub cache_blocks: usize,
+    /// Prefill time per uncached block.
+    pub per_block: Duration,
+    /// Time between streamed tokens.
+    pub per_token: Duration,
+    /// Tokens generated when the request gives no `max_tokens`.
+    pub default_tokens: u64,
+}
+
+impl Default for EngineSpec {
+    fn default() -> Self {
+        Self {
+            block_tokens: 16,
+            block_chars: 64,
+            cache_blocks: 4096,
+            per_block: Duration::from_micros(200),
+            per_token: Duration::from_millis(1),
+            default_tokens: 4,
+        }
+    }
+}
+
+/// What an engine counted.
+#[derive(Debug, Default)]
+pub struct EngineStats {
+    /// Requests answered 200.
+    pub requests: AtomicU64,
+    /// Prompt blocks received.
+    pub prompt_blocks: AtomicU64,
+    /// Of those, blocks found in its cache (leading blocks only).
+    pub hit_blocks: AtomicU64,
+}
+
+/// A block-LRU: block → last use, last use → block.
+#[derive(Default)]
+struct Lru {
+    used: HashMap<BlockKey, u64>,
+    order: BTreeMap<u64, BlockKey>,
+    clock: u64,
+}
+
+impl Lru {
+    /// Leading blocks of `keys` cached; then every block of `keys` is used now.
+    fn serve(&mut self, keys: &[BlockKey], capacity: usize) -> usize {
+        let hits = keys.iter().take_while(|k| self.used.contains_key(k)).count();
+        for &k in keys {
+            self.clock += 1;
+            if let Some(old) = self.used.insert(k, self.clock) {
+                self.order.remove(&old);
+            }
+            self.order.insert(self.clock, k);
+        }
+        while self.used.len() > capacity {
+            let Some((_, k)) = self.order.pop_first() else {
+                break;
+            };
+            self.used.remove(&k);
+        }
+        hits
+    }
+}
+
+struct State {
+    spec: EngineSpec,
+    cache: Mutex<Lru>,
+    /// One prefill at a time.
+    prefill: tokio::sync::Mutex<()>,
+    stats: Arc<EngineStats>,
+}
+
+/// A running engine (stopped on drop).
+pub struct Engine {
+    addr: SocketAddr,
+    stats: Arc<EngineStats>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Engine {
+    /// Starts one on 127.0.0.1, any free port.
+    pub async fn start(spec: EngineSpec) -> std::io::Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let stats = Arc::new(EngineStats::default());
+        let state = Arc::new(State {
+            spec,
+            cache: Mutex::new(Lru::default()),
+            prefill: tokio::sync::Mutex::new(()),
+            stats: stats.clone(),
+        });
+        let task = tokio::spawn(async move {
+            let mut connections = tokio::task::JoinSet::new();
+            while let Ok((stream, _)) = listener.accept().await {
+                let _ = stream.set_nodelay(true);
+                let state = state.clone();
+                let service = service_fn(move |r| answer(state.clone(), r));
+                connections.spawn(http1::Builder::new().serve_connection(TokioIo::new(stream), service));
+                while connections.try_join_next().is_some() {}
+            }
+        });
+        Ok(Self { addr, stats, task })
+    }
+
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Its counters.
+    pub fn stats(&self) -> &EngineStats {
+        &self.stats
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+type EngineBody = http_body_util::combinators::UnsyncBoxBody<Bytes, Infallible>;
+
+fn text(status: StatusCode, body: String) -> Response<EngineBody> {
+    let mut r = Response::new(http_body_util::Full::new(Bytes::from(body)).boxed_unsync());
+    *r.status_mut() = status;
+    r
+}
+
+async fn answer(
+    state: Arc<State>,
+    request: http::Request<Incoming>,
+) -> Result<Response<EngineBody>, Infallible> {
+    let path = request.uri().path().to_string();
+    let Ok(body) = request.into_body().collect().await.map(|b| b.to_bytes()) else {
+        return Ok(text(StatusCode::BAD_REQUEST, "unreadable body".into()));
+    };
+    let parsed = match prompt::parse(&path, &body) {
+        Ok(p) if prompt::is_llm_path(&path) => p,
+        Ok(_) => return Ok(text(StatusCode::NOT_FOUND, "no such path".into())),
+        Err(prompt::Invalid(why)) => return Ok(text(StatusCode::BAD_REQUEST, why)),
+    };
+    let stream = serde_json::from_slice::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| v.get("stream").and_then(serde_json::Value::as_bool))
+        .unwrap_or(false);
+    let spec = state.spec;
+    let mut keys = Vec::new();
+    prompt::keys(
+        &parsed,
+        spec.block_tokens as usize,
+        spec.block_chars as usize,
+        &mut Vec::new(),
+        &mut keys,
+    );
+    let tokens = parsed.max_tokens.unwrap_or(spec.default_tokens).min(10_000);
+    let (tx, rx) = mpsc::channel::<Bytes>(16);
+    let work = async move {
+        {
+            let _turn = state.prefill.lock().await;
+            let hits = state
+                .cache
+                .lock()
+                .map(|mut c| c.serve(&keys, spec.cache_blocks))
+                .unwrap_or(0);
+            state.stats.prompt_blocks.fetch_add(keys.len() as u64, Relaxed);
+            state.stats.hit_blocks.fetch_add(hits as u64, Relaxed);
+            let uncached = u32::try_from(keys.len() - hits).unwrap_or(u32::MAX);
+            tokio::time::sleep(spec.per_block * uncached).await;
+        }
+        state.stats.requests.fetch_add(1, Relaxed);
+        for i in 0..tokens {
+            if i > 0 {
+                tokio::time::sleep(spec.per_token).await;
+            }
+            if stream {
+                let chunk = format!("data: {{\"choices\":[{{\"index\":0,\"text\":\"t{i}\"}}]}}\n\n");
+                if tx.send(Bytes::from(chunk)).await.is_err() {
+                    return; // the client went away
+                }
+            }
+        }
+        let end = if stream {
+            "data: [DONE]\n\n".to_string()
+        } else {
+            format!("{{\"choices\":[{{\"index\":0,\"text\":\"{tokens} tokens\"}}]}}")
+        };
+        let _ = tx.send(Bytes::from(end)).await;
+    };
+    tokio::spawn(work);
+    let mut r = Response::new(Channel(rx).boxed_unsync());
+    let kind = if stream {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    r.headers_mut()
+        .insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(kind));
+    Ok(r)
+}
+
+/// A body fed by a channel: its end is the sender's drop.
+struct Channel(mpsc::Receiver<Bytes>);
+
+impl Body for Channel {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.0
+            .poll_recv(cx)
+            .map(|chunk| chunk.map(|c| Ok(Frame::data(c))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_counts_leading_hits_and_evicts_the_least_recently_used() {
+        let k = |n| BlockKey::from_raw(n);
+        let mut lru = Lru::default();
+        assert_eq!(lru.serve(&[k(1), k(2), k(3)], 4), 0);
+        assert_eq!(lru.serve(&[k(1), k(2), k(9)], 4), 2);
+        // 4 blocks held: 1, 2, 3, 9; 3 is the least recent.
+        assert_eq!(lru.serve(&[k(5)], 4), 0);
+        assert_eq!(lru.serve(&[k(3)], 4), 0, "3 was evicted");
+        assert_eq!(lru.serve(&[k(7), k(1)], 4), 0, "a hole ends the match");
+    }
+}

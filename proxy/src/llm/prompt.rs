@@ -1,0 +1,213 @@
+//! What the router reads of an OpenAI-compatible request body: the prompt
+//! (token ids, or text), `max_tokens` and `stream`, and the prompt's blocks
+//! as chained [`BlockKey`]s.
+
+use serde_json::Value;
+use workerpick::prefix::{BlockKey, keys_of_tokens};
+
+/// The paths whose bodies are read.
+pub fn is_llm_path(path: &str) -> bool {
+    matches!(path, "/v1/completions" | "/v1/chat/completions")
+}
+
+/// A request's prompt as the router keys it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Prompt {
+    /// `prompt` given as an array of token ids.
+    Tokens(Vec<u32>),
+    /// `prompt` as a string (or an array of strings, joined), or a chat's
+    /// `messages` contents joined in order, each followed by a newline.
+    Text(String),
+}
+
+/// What the router reads of one body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parsed {
+    /// The prompt.
+    pub prompt: Prompt,
+    /// `max_tokens` (or `max_completion_tokens`), when given.
+    pub max_tokens: Option<u64>,
+    /// The model's name, part of every block key (two models never share a block).
+    pub model: String,
+}
+
+/// Why a body is refused (400).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invalid(pub String);
+
+/// Reads `body` as a request to `path` (one of [`is_llm_path`]).
+pub fn parse(path: &str, body: &[u8]) -> Result<Parsed, Invalid> {
+    let value: Value =
+        serde_json::from_slice(body).map_err(|e| Invalid(format!("the body is not valid JSON: {e}")))?;
+    let Value::Object(map) = &value else {
+        return Err(Invalid("the body is not a JSON object".into()));
+    };
+    let prompt = if path == "/v1/chat/completions" {
+        chat_text(map.get("messages"))?
+    } else {
+        completion_prompt(map.get("prompt"))?
+    };
+    let max_tokens = map
+        .get("max_tokens")
+        .or_else(|| map.get("max_completion_tokens"))
+        .and_then(Value::as_u64);
+    let model = map
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    Ok(Parsed {
+        prompt,
+        max_tokens,
+        model,
+    })
+}
+
+fn completion_prompt(prompt: Option<&Value>) -> Result<Prompt, Invalid> {
+    let missing = || Invalid("`prompt` is required: a string or an array of token ids".into());
+    match prompt.ok_or_else(missing)? {
+        Value::String(s) => Ok(Prompt::Text(s.clone())),
+        Value::Array(items) if items.is_empty() => Err(missing()),
+        Value::Array(items) if items[0].is_number() => items
+            .iter()
+            .map(|t| t.as_u64().and_then(|t| u32::try_from(t).ok()))
+            .collect::<Option<Vec<u32>>>()
+            .map(Prompt::Tokens)
+            .ok_or_else(|| Invalid("`prompt`: token ids are whole numbers below 2^32".into())),
+        Value::Array(items) => items
+            .iter()
+            .map(Value::as_str)
+            .collect::<Option<Vec<&str>>>()
+            .map(|parts| Prompt::Text(parts.concat()))
+            .ok_or_else(|| Invalid("`prompt`: an array of strings or of token ids".into())),
+        _ => Err(missing()),
+    }
+}
+
+fn chat_text(messages: Option<&Value>) -> Result<Prompt, Invalid> {
+    let Some(Value::Array(messages)) = messages else {
+        return Err(Invalid("`messages` is required: an array of messages".into()));
+    };
+    if messages.is_empty() {
+        return Err(Invalid("`messages` is empty".into()));
+    }
+    let mut text = String::new();
+    for m in messages {
+        match m.get("content") {
+            Some(Value::String(s)) => text.push_str(s),
+            // Content parts: their text, in order.
+            Some(Value::Array(parts)) => {
+                for p in parts {
+                    if let Some(t) = p.get("text").and_then(Value::as_str) {
+                        text.push_str(t);
+                    }
+                }
+            }
+            _ => {}
+        }
+        text.push('\n');
+    }
+    Ok(Prompt::Text(text))
+}
+
+/// Domain separators: a token block and a text block never share a key.
+const TOKENS: u64 = 0x746f_6b65_6e73_0001;
+const TEXT: u64 = 0x7465_7874_0000_0002;
+
+/// The prompt's full blocks as chained keys (a tail shorter than a block is
+/// not keyed): token ids `block_tokens` at a time, text `block_chars`
+/// characters (Unicode scalar values) at a time. `scratch` holds the
+/// characters between calls.
+pub fn keys(
+    parsed: &Parsed,
+    block_tokens: usize,
+    block_chars: usize,
+    scratch: &mut Vec<u32>,
+    out: &mut Vec<BlockKey>,
+) {
+    out.clear();
+    let model = fold(parsed.model.as_bytes());
+    match &parsed.prompt {
+        Prompt::Tokens(t) => {
+            keys_of_tokens(t, block_tokens, TOKENS ^ model, out);
+        }
+        Prompt::Text(s) => {
+            scratch.clear();
+            scratch.extend(s.chars().map(u32::from));
+            keys_of_tokens(scratch, block_chars, TEXT ^ model, out);
+        }
+    }
+}
+
+/// FNV-1a: a model name as a key's extra word.
+fn fold(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// An OpenAI-style error body.
+pub fn error_body(message: &str, kind: &str) -> String {
+    serde_json::json!({
+        "error": { "message": message, "type": kind, "param": null, "code": null }
+    })
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keyed(path: &str, body: &str) -> Vec<BlockKey> {
+        let parsed = parse(path, body.as_bytes()).unwrap();
+        let mut out = Vec::new();
+        keys(&parsed, 2, 4, &mut Vec::new(), &mut out);
+        out
+    }
+
+    #[test]
+    fn token_prompts_are_keyed_a_block_at_a_time_and_chained() {
+        let a = keyed("/v1/completions", r#"{"model":"m","prompt":[1,2,3,4,5]}"#);
+        let b = keyed("/v1/completions", r#"{"model":"m","prompt":[1,2,3,4,9,9]}"#);
+        assert_eq!(a.len(), 2); // the tail token is not a block
+        assert_eq!(b.len(), 3);
+        assert_eq!(a[..2], b[..2]);
+        let c = keyed("/v1/completions", r#"{"model":"m","prompt":[1,2,9,4]}"#);
+        assert_eq!(c[0], a[0]);
+        assert_ne!(c[1], a[1]);
+        let other = keyed("/v1/completions", r#"{"model":"n","prompt":[1,2,3,4]}"#);
+        assert_ne!(other[0], a[0], "the model is part of the key");
+    }
+
+    #[test]
+    fn chat_messages_are_joined_in_order_and_cut_in_characters() {
+        let chat = r#"{"messages":[{"role":"system","content":"abc"},{"role":"user","content":[{"type":"text","text":"déf"}]}]}"#;
+        let parsed = parse("/v1/chat/completions", chat.as_bytes()).unwrap();
+        assert_eq!(parsed.prompt, Prompt::Text("abc\ndéf\n".into()));
+        assert_eq!(keyed("/v1/chat/completions", chat).len(), 2); // 8 characters
+        let text = keyed("/v1/completions", r#"{"prompt":"abc\ndéf\n"}"#);
+        assert_eq!(text, keyed("/v1/chat/completions", chat));
+    }
+
+    #[test]
+    fn bad_bodies_say_why() {
+        for (path, body) in [
+            ("/v1/completions", "{not json"),
+            ("/v1/completions", "[1,2]"),
+            ("/v1/completions", r#"{"model":"m"}"#),
+            ("/v1/completions", r#"{"prompt":[]}"#),
+            ("/v1/completions", r#"{"prompt":[1,-2]}"#),
+            ("/v1/completions", r#"{"prompt":[1,"a"]}"#),
+            ("/v1/chat/completions", r#"{"prompt":"x"}"#),
+            ("/v1/chat/completions", r#"{"messages":[]}"#),
+        ] {
+            assert!(parse(path, body.as_bytes()).is_err(), "{body}");
+        }
+        assert!(
+            parse("/v1/completions", b"{\"prompt\":\"\xff\"}").is_err(),
+            "not UTF-8"
+        );
+        let e: Value = serde_json::from_str(&error_body("no", "invalid_request_error")).unwrap();
+        assert_eq!(e["error"]["type"], "invalid_request_error");
+    }
+}
