@@ -6,14 +6,14 @@
 //! prefill share back at its first `data:` event and the rest at its end,
 //! and a cancelled or failed request leaves nothing booked.
 
+mod common;
+
 use bytes::Bytes;
 use http::StatusCode;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 use workerpick_proxy::engine::{Engine, EngineSpec};
@@ -21,45 +21,17 @@ use workerpick_proxy::engine::{Engine, EngineSpec};
 /// Each test ends by itself well before this.
 const LIMIT: Duration = Duration::from_secs(60);
 
-struct Proxy(Child);
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 type TestClient = Client<HttpConnector, Full<Bytes>>;
 
 fn client() -> TestClient {
     Client::builder(TokioExecutor::new()).build(HttpConnector::new())
 }
 
-fn start_proxy(upstreams: &[std::net::SocketAddr], args: &[&str]) -> (Proxy, String) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_workerpick-proxy"));
-    command.args(["serve", "--listen", "127.0.0.1:0"]).args(args);
-    for u in upstreams {
-        command.args(["--upstream", &u.to_string()]);
-    }
-    let mut child = command.stdout(Stdio::piped()).spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let proxy = Proxy(child);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("the proxy printed no address");
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .expect(&line)
-        .to_string();
-    (proxy, addr)
+fn start_proxy(upstreams: &[std::net::SocketAddr], args: &[&str]) -> (common::Proxy, String) {
+    let upstreams = upstreams
+        .iter()
+        .flat_map(|u| ["--upstream".to_string(), u.to_string()]);
+    common::start_proxy(args.iter().map(|a| a.to_string()).chain(upstreams))
 }
 
 fn post(addr: &str, path: &str, body: impl Into<Bytes>) -> http::Request<Full<Bytes>> {

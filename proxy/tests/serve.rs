@@ -6,7 +6,10 @@
 //! An ejected upstream gets traffic again once its `--eject-ms` has passed:
 //! ejected again if it still fails, kept once it has recovered.
 
+mod common;
+
 use bytes::Bytes;
+use common::start_proxy;
 use http::{Response, StatusCode};
 use http_body_util::{BodyExt, Empty, Full};
 use hyper::service::service_fn;
@@ -14,8 +17,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use std::convert::Infallible;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::time::{Duration, Instant};
@@ -24,16 +26,6 @@ use workerpick_proxy::upstream::{Speed, Upstream, refusing_addr};
 
 /// The test ends by itself well before this.
 const LIMIT: Duration = Duration::from_secs(60);
-
-/// Kills the proxy if the test ends before it has exited.
-struct Proxy(Child);
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 type TestClient = Client<HttpConnector, Empty<Bytes>>;
 
@@ -51,34 +43,6 @@ fn metric(page: &str, family: &str, upstream: &str) -> u64 {
     line.unwrap_or_else(|| panic!("no {key} in:\n{page}"))
         .parse()
         .unwrap()
-}
-
-/// Starts `workerpick-proxy serve --listen 127.0.0.1:0` with `args`; returns
-/// it and the address it printed.
-fn start_proxy(args: &[String]) -> (Proxy, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_workerpick-proxy"))
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let proxy = Proxy(child);
-    let (line_tx, line_rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = line_tx.send(line);
-    });
-    let line = line_rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("the proxy printed no address");
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .expect(&line)
-        .to_string();
-    (proxy, addr)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
