@@ -484,18 +484,24 @@ impl<W: Clone + Eq + Hash> Writer<W> {
         let Origin::Member(i) = self.origin(key) else {
             return Err(Error::UnknownWorker);
         };
-        let ranks = self.members[i].1.ranks();
-        if info.rank_count() != ranks {
-            return Err(Error::InvalidConfig {
-                what: "worker ranks",
-                why: format!(
-                    "the rank count is fixed while the worker is in the set (it has {ranks}); \
-                     remove it and insert it again to change it"
-                ),
-            });
-        }
+        self.same_ranks(i, &info)?;
         self.change(i, |m| m.info = info, slots, current);
         Ok(())
+    }
+
+    /// Refuses `info` for member `i` if it changes the member's rank count.
+    fn same_ranks(&self, i: usize, info: &WorkerInfo) -> Result<(), Error> {
+        let ranks = self.members[i].1.ranks();
+        if info.rank_count() == ranks {
+            return Ok(());
+        }
+        Err(Error::InvalidConfig {
+            what: "worker ranks",
+            why: format!(
+                "the rank count is fixed while the worker is in the set (it has {ranks}); \
+                 remove it and insert it again to change it"
+            ),
+        })
     }
 
     /// Sets the attributes of several members in one snapshot; checks every
@@ -518,16 +524,7 @@ impl<W: Clone + Eq + Hash> Writer<W> {
             let Origin::Member(i) = origin else {
                 return Err(Error::UnknownWorker);
             };
-            let ranks = self.members[i].1.ranks();
-            if info.rank_count() != ranks {
-                return Err(Error::InvalidConfig {
-                    what: "worker ranks",
-                    why: format!(
-                        "the rank count is fixed while the worker is in the set (it has {ranks}); \
-                         remove it and insert it again to change it"
-                    ),
-                });
-            }
+            self.same_ranks(i, info)?;
             at.push((i, *info));
         }
         drop(keys);
