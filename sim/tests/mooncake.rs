@@ -182,6 +182,13 @@ fn an_engine_cache_reports_what_it_stored_and_evicts_a_chain_from_its_tail() {
     // The older chain loses its tail first; its head stays reusable.
     assert_eq!(c.removed, k(&[6, 3]));
     assert_eq!(lru.prefix(&k(&[1, 5, 3])), 2);
+    // A prompt longer than the cache keeps its head: nothing of it is
+    // reported stored and then removed (an index fed the events in order
+    // never holds more than the cache).
+    lru.admit(&k(&[1, 9, 10, 11, 12, 13]), &mut c);
+    assert_eq!(c.stored, vec![(1, 3)]);
+    assert_eq!(c.removed, k(&[5, 8, 7]));
+    assert_eq!((lru.len(), lru.prefix(&k(&[1, 9, 10, 11, 12]))), (4, 4));
 }
 
 #[test]

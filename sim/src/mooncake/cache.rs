@@ -21,7 +21,7 @@ pub struct BlockLru {
 pub struct Changes {
     /// Runs of newly stored blocks: (index of the first in the prompt, count).
     pub stored: Vec<(usize, usize)>,
-    /// Blocks evicted to make room.
+    /// Blocks evicted to make room for them (before they were stored).
     pub removed: Vec<BlockKey>,
 }
 
@@ -56,15 +56,35 @@ impl BlockLru {
         keys.iter().take_while(|k| self.contains(**k)).count() as u32
     }
 
-    /// Holds every block of `keys` (the prompt just prefilled), evicting the
-    /// least recent beyond the capacity; `changes` says what it stored and
-    /// removed.
+    /// Holds the blocks of `keys` (the prompt just prefilled; its first
+    /// `cap` when it is longer than the cache), evicting the least recent
+    /// first to make room, as an engine frees blocks before it allocates:
+    /// `changes` says what it removed and then stored, the order its events
+    /// go in, so an index fed them never holds more blocks than the caches.
     pub fn admit(&mut self, keys: &[BlockKey], changes: &mut Changes) {
         changes.stored.clear();
         changes.removed.clear();
+        let keys = &keys[..keys.len().min(self.cap)];
+        // The prompt's held blocks leave the order (none of them is
+        // evicted for it) and come back with the new ones, last to first.
+        let mut new = 0;
+        for k in keys {
+            match self.at.get(&k.raw()) {
+                Some(at) => {
+                    self.order.remove(at);
+                }
+                None => new += 1,
+            }
+        }
+        while self.at.len() + new > self.cap {
+            let (_, b) = self.order.pop_first().expect("the prompt fits");
+            self.at.remove(&b);
+            changes.removed.push(BlockKey::from_raw(b));
+        }
         for (i, k) in keys.iter().enumerate().rev() {
             self.stamp += 1;
             match self.at.insert(k.raw(), self.stamp) {
+                // A block twice in the prompt: its later stamp goes.
                 Some(old) => {
                     self.order.remove(&old);
                 }
@@ -80,10 +100,5 @@ impl BlockLru {
             self.order.insert(self.stamp, k.raw());
         }
         changes.stored.reverse();
-        while self.at.len() > self.cap {
-            let (_, b) = self.order.pop_first().expect("non-empty");
-            self.at.remove(&b);
-            changes.removed.push(BlockKey::from_raw(b));
-        }
     }
 }

@@ -289,14 +289,16 @@ pub fn run(s: &Scenario, trace: &Trace, policy: Policy) -> Run {
                     caches[w].admit(&f.keys, &mut changes);
                     if feeds_events {
                         let at = $now + delay;
+                        // Evictions first, as the engine freed before it
+                        // stored.
+                        if !changes.removed.is_empty() {
+                            let gone = std::mem::take(&mut changes.removed);
+                            pending.push_back((at, EngineEvent::Removed(w as u32, gone)));
+                        }
                         for &(first, n) in &changes.stored {
                             let parent = first.checked_sub(1).map(|p| f.keys[p]);
                             let run = f.keys[first..first + n].to_vec();
                             pending.push_back((at, EngineEvent::Stored(w as u32, parent, run)));
-                        }
-                        if !changes.removed.is_empty() {
-                            let gone = std::mem::take(&mut changes.removed);
-                            pending.push_back((at, EngineEvent::Removed(w as u32, gone)));
                         }
                     }
                     let n = f.keys.len() as u32;
