@@ -163,6 +163,7 @@ pub struct EventApplier<W> {
     worker: W,
     rank: u32,
     engine_rank: Option<u32>,
+    salt: u64,
     max_blocks: usize,
     max_pending: usize,
     map: HashMap<EngineHash, BlockKey>,
@@ -195,6 +196,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> EventApplier<W> {
             worker,
             rank,
             engine_rank: Some(rank),
+            salt: 0,
             max_blocks,
             max_pending: 1024,
             map: HashMap::new(),
@@ -221,6 +223,38 @@ impl<W: Clone + Eq + Hash + Send + Sync> EventApplier<W> {
     /// ```
     pub fn engine_rank(mut self, rank: Option<u32>) -> Self {
         self.engine_rank = rank;
+        self
+    }
+
+    /// The extra word of the router's keys (default 0): a stored block is
+    /// keyed `BlockKey::chain(parent, tokens, salt ^ lora_id)`, so a router
+    /// whose lookups key prompts with
+    /// [`keys_of_tokens`](crate::prefix::keys_of_tokens)`(tokens, size,
+    /// salt, ..)` (a domain separator of its own) finds what the engine
+    /// stored.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use workerpick::{Pool, kv_events::{BlockStored, EngineHash, EventApplier, EventBatch, KvEvent}};
+    /// # use workerpick::prefix::{IndexConfig, Matches, PrefixIndex, keys_of_tokens};
+    /// # let pool = Arc::new(Pool::from_workers(["e"]).unwrap());
+    /// let index = Arc::new(PrefixIndex::new(IndexConfig::exact(2)).unwrap());
+    /// let mut e = EventApplier::new(index.clone(), pool, "e", 0).key_salt(7);
+    /// let stored = BlockStored {
+    ///     block_hashes: vec![EngineHash::from_raw(1)],
+    ///     token_ids: vec![5, 6],
+    ///     block_size: 2,
+    ///     ..Default::default()
+    /// };
+    /// e.apply(0, &EventBatch::new(0.0, vec![KvEvent::BlockStored(stored)])).unwrap();
+    /// let (mut salted, mut plain) = (Vec::new(), Vec::new());
+    /// keys_of_tokens(&[5, 6], 2, 7, &mut salted);
+    /// keys_of_tokens(&[5, 6], 2, 0, &mut plain);
+    /// assert_eq!(index.lookup(&salted, &mut Matches::new()), 1);
+    /// assert_eq!(index.lookup(&plain, &mut Matches::new()), 0);
+    /// ```
+    pub fn key_salt(mut self, salt: u64) -> Self {
+        self.salt = salt;
         self
     }
 
@@ -525,7 +559,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> EventApplier<W> {
             })
             .count();
         self.stats.map_full += n - fit as u64;
-        let extra = s.lora_id.unwrap_or(0);
+        let extra = self.salt ^ s.lora_id.unwrap_or(0);
         let block = self.index.block_size() as usize;
         self.keys.clear();
         let mut prev = parent;
