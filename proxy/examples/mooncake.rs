@@ -73,6 +73,7 @@ async fn run(mode: &str, trace: &[Entry], seconds: f64) -> Run {
             .map(|e| UpstreamSpec {
                 authority: e.addr().to_string().parse().unwrap(),
                 capacity: 1,
+                events: None,
             })
             .collect(),
         mode: mode.to_string(),

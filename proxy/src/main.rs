@@ -52,14 +52,17 @@ struct Serve {
     /// Where to listen (port 0: any free port; the address is printed).
     #[arg(long, value_name = "ADDR")]
     listen: std::net::SocketAddr,
-    /// An upstream, host:port, with its capacity weight after `=` (default 1); repeat for each.
+    /// An upstream, host:port, with its capacity weight after `=` (default
+    /// 1), and for an LLM engine its KV event sockets
+    /// (`,events=tcp://HOST:PORT[,replay=tcp://HOST:PORT]`: exact credit for
+    /// token prompts); repeat for each.
     #[arg(
         long = "upstream",
-        value_name = "ADDR[=CAP]",
+        value_name = "ADDR[=CAP][,events=..]",
         required_unless_present = "upstreams_file"
     )]
     upstreams: Vec<UpstreamSpec>,
-    /// A file of upstreams, one `ADDR[=CAP]` a line (blank lines and `#`
+    /// A file of upstreams, one `ADDR[=CAP][,events=..]` a line (blank lines and `#`
     /// comments skipped), added to any `--upstream`.
     #[arg(long, value_name = "PATH")]
     upstreams_file: Option<std::path::PathBuf>,
@@ -143,10 +146,12 @@ struct Serve {
     #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(1..))]
     decode_tokens: Option<u32>,
     /// LLM paths: how long a routing decision counts as its upstream caching
-    /// the prompt's blocks (the approximate index's TTL), in ms.
-    #[arg(long, value_name = "MS", default_value_t = 120_000,
+    /// the prompt's blocks, in ms [default: 120000, the approximate index's
+    /// TTL; 2000 when any upstream gives its KV events, which then cover
+    /// only the events' blind spot].
+    #[arg(long, value_name = "MS",
           value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
-    routed_ttl_ms: u64,
+    routed_ttl_ms: Option<u64>,
     /// LLM paths: the most distinct blocks the prefix index holds (memory is
     /// allocated up front for them).
     #[arg(long, value_name = "N", default_value_t = 1 << 20,
@@ -293,7 +298,7 @@ fn run_serve(serve: Serve) -> ExitCode {
             block_chars: serve.block_chars,
             decode_weight: serve.decode_weight,
             decode_tokens: serve.decode_tokens,
-            routed_ttl: Duration::from_millis(serve.routed_ttl_ms),
+            routed_ttl: serve.routed_ttl_ms.map(Duration::from_millis),
             index_capacity: serve.index_blocks,
             session_header: serve.session_header,
             session_ttl: Duration::from_millis(serve.session_ttl_ms),

@@ -30,20 +30,27 @@ use workerpick::service::{
 };
 use workerpick::{Pool, Registry, WorkerInfo};
 
-/// One `--upstream`: `host:port`, optionally `=CAP` (its capacity weight).
+/// One `--upstream`: `host:port`, optionally `=CAP` (its capacity weight),
+/// then optionally `,events=tcp://HOST:PORT` (its engine's KV event PUB
+/// socket: exact credit for its token prompts) and `,replay=tcp://HOST:PORT`
+/// (the engine's replay socket, asked for lost batches).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UpstreamSpec {
     /// Where it listens.
     pub authority: Authority,
     /// Its capacity weight (1 unless given).
     pub capacity: u32,
+    /// Its engine's KV events, when given.
+    pub events: Option<llm::events::EventSource>,
 }
 
 impl FromStr for UpstreamSpec {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        let (addr, capacity) = match s.split_once('=') {
+        let mut parts = s.split(',');
+        let head = parts.next().unwrap_or_default();
+        let (addr, capacity) = match head.split_once('=') {
             Some((addr, cap)) => {
                 let cap = cap
                     .parse()
@@ -56,7 +63,7 @@ impl FromStr for UpstreamSpec {
                 }
                 (addr, cap)
             }
-            None => (s, 1),
+            None => (head, 1),
         };
         let authority: Authority = addr
             .parse()
@@ -64,11 +71,35 @@ impl FromStr for UpstreamSpec {
         if authority.port_u16().is_none() || authority.as_str().contains('@') {
             return Err(format!("`{addr}` needs host:port"));
         }
-        Ok(Self { authority, capacity })
+        let (mut events, mut replay) = (None, None);
+        for part in parts {
+            let (key, value) = part.split_once('=').ok_or_else(|| {
+                format!("`{part}`: expected events=tcp://HOST:PORT or replay=tcp://HOST:PORT")
+            })?;
+            let slot = match key {
+                "events" => &mut events,
+                "replay" => &mut replay,
+                _ => return Err(format!("`{key}` is not an upstream option (events, replay)")),
+            };
+            if slot.is_some() {
+                return Err(format!("`{key}` given twice"));
+            }
+            *slot = Some(llm::events::endpoint(value).map_err(|e| format!("{key}: {e}"))?);
+        }
+        let events = match (events, replay) {
+            (Some(endpoint), replay) => Some(llm::events::EventSource { endpoint, replay }),
+            (None, Some(_)) => return Err("`replay` needs `events`".into()),
+            (None, None) => None,
+        };
+        Ok(Self {
+            authority,
+            capacity,
+            events,
+        })
     }
 }
 
-/// The upstreams a `--upstreams-file` lists: one `host:port[=CAP]` a line;
+/// The upstreams a `--upstreams-file` lists: one `host:port[=CAP][,events=..]` a line;
 /// blank lines and everything after a `#` are skipped. An error names its line.
 pub fn read_upstreams(text: &str) -> Result<Vec<UpstreamSpec>, String> {
     let mut upstreams = Vec::new();
@@ -343,9 +374,21 @@ impl Shared {
 
 impl Shared {
     /// The LLM path's families: per upstream its blocks, credit, hit rate
-    /// and phased load in flight; the index's size.
+    /// and phased load in flight, its KV event stream's state; the index's
+    /// size.
     fn llm_metrics(&self, out: &mut String) {
-        let families: [(&str, &str, &str, &LlmReading); 5] = [
+        let ev = |read: fn(&llm::events::EventCounters) -> &AtomicU64| {
+            move |c: &llm::Counters| read(&c.events).load(Ordering::Relaxed) as f64
+        };
+        let (connected, reconnects, batches, gaps, refused, degraded) = (
+            ev(|e| &e.connected),
+            ev(|e| &e.reconnects),
+            ev(|e| &e.batches),
+            ev(|e| &e.gaps),
+            ev(|e| &e.refused),
+            ev(|e| &e.degraded),
+        );
+        let families: [(&str, &str, &str, &LlmReading); 11] = [
             (
                 "workerpick_llm_prompt_blocks_total",
                 "counter",
@@ -383,6 +426,42 @@ impl Shared {
                 "Decode load booked on the upstream (requests not yet ended).",
                 &|c| c.decode.load(Ordering::Relaxed) as f64,
             ),
+            (
+                "workerpick_llm_events_connected",
+                "gauge",
+                "Whether the upstream's KV event subscription is up (0 without events).",
+                &connected,
+            ),
+            (
+                "workerpick_llm_events_reconnects_total",
+                "counter",
+                "Times the upstream's KV event stream failed and was connected again (its holdings dropped each time).",
+                &reconnects,
+            ),
+            (
+                "workerpick_llm_events_batches_total",
+                "counter",
+                "KV event batches applied to the index.",
+                &batches,
+            ),
+            (
+                "workerpick_llm_events_gaps_total",
+                "counter",
+                "Gaps in the upstream's KV event stream (lost batches).",
+                &gaps,
+            ),
+            (
+                "workerpick_llm_events_refused_total",
+                "counter",
+                "KV event messages refused (not decoded, or not fitting the index).",
+                &refused,
+            ),
+            (
+                "workerpick_llm_credit_degraded",
+                "gauge",
+                "Whether the upstream's exact credit is off while a gap waits for its replay (0 or 1).",
+                &degraded,
+            ),
         ];
         for (name, kind, help, value) in families {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
@@ -390,6 +469,20 @@ impl Shared {
                 if let Some(c) = self.llm.counters(upstream) {
                     let _ = writeln!(out, "{name}{{upstream=\"{upstream}\"}} {}", value(c));
                 }
+            }
+        }
+        let name = "workerpick_llm_events_age_seconds";
+        let _ = writeln!(
+            out,
+            "# HELP {name} Seconds since the upstream's last KV event batch was applied (upstreams with events, once one was).\n# TYPE {name} gauge"
+        );
+        for upstream in &self.order {
+            if let Some(age) = self
+                .llm
+                .counters(upstream)
+                .and_then(|c| c.events.age(self.llm.started()))
+            {
+                let _ = writeln!(out, "{name}{{upstream=\"{upstream}\"}} {age:.3}");
             }
         }
         let (blocks, bytes) = self.llm.index_size();
@@ -486,8 +579,14 @@ pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::R
         }
         None => None,
     };
+    let sources: Vec<_> = config
+        .upstreams
+        .iter()
+        .filter_map(|u| Some((u.authority.clone(), u.events.clone()?)))
+        .collect();
     let llm = Arc::new(
-        Llm::new(config.llm.clone(), pool.clone(), selector.clone()).map_err(std::io::Error::other)?,
+        Llm::new(config.llm.clone(), pool.clone(), selector.clone(), &sources)
+            .map_err(std::io::Error::other)?,
     );
     let shared = Arc::new(Shared {
         pool: pool.clone(),
@@ -569,6 +668,30 @@ mod tests {
         assert_eq!(read_upstreams("# none\n\n").unwrap_err(), "lists no upstream");
         let bad = read_upstreams("10.0.0.1:8000\n10.0.0.2\n").unwrap_err();
         assert!(bad.starts_with("line 2: "), "{bad}");
+    }
+
+    #[test]
+    fn an_upstream_names_its_engines_event_sockets() {
+        let u: UpstreamSpec = "10.0.0.1:8000=2,events=tcp://10.0.0.1:5557,replay=tcp://10.0.0.1:5558"
+            .parse()
+            .unwrap();
+        assert_eq!(u.capacity, 2);
+        let e = u.events.unwrap();
+        assert_eq!(e.endpoint, "tcp://10.0.0.1:5557");
+        assert_eq!(e.replay.as_deref(), Some("tcp://10.0.0.1:5558"));
+        let plain: UpstreamSpec = "10.0.0.1:8000,events=tcp://h:1".parse().unwrap();
+        assert_eq!((plain.capacity, plain.events.unwrap().replay), (1, None));
+        for (bad, says) in [
+            ("10.0.0.1:8000,replay=tcp://h:1", "needs `events`"),
+            ("10.0.0.1:8000,events=h:1", "tcp://"),
+            ("10.0.0.1:8000,events=tcp://h", "tcp://"),
+            ("10.0.0.1:8000,events=tcp://h:1,events=tcp://h:2", "twice"),
+            ("10.0.0.1:8000,colour=red", "not an upstream option"),
+            ("10.0.0.1:8000,events", "expected"),
+        ] {
+            let e = bad.parse::<UpstreamSpec>().unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]

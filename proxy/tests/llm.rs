@@ -413,3 +413,108 @@ async fn a_session_stays_on_its_engine() {
     .await
     .expect("the test took too long");
 }
+
+/// One run of `prompts` (sent one at a time, each after the events of the
+/// last were applied) through `cost` in front of three engines with small
+/// caches (they evict): (blocks the proxy credited, blocks the engines hit).
+async fn credit_against_hits(events: bool, prompts: &[String]) -> (f64, u64, String) {
+    let spec = EngineSpec {
+        cache_blocks: 24,
+        per_block: Duration::from_micros(100),
+        events,
+        ..EngineSpec::default()
+    };
+    let engines = [
+        Engine::start(spec).await.unwrap(),
+        Engine::start(spec).await.unwrap(),
+        Engine::start(spec).await.unwrap(),
+    ];
+    let specs: Vec<String> = engines
+        .iter()
+        .map(|e| match e.events_endpoint() {
+            Some(ep) => format!("{},events={ep}", e.addr()),
+            None => e.addr().to_string(),
+        })
+        .collect();
+    let mut args = vec!["--mode".to_string(), "cost".to_string()];
+    for s in &specs {
+        args.extend(["--upstream".to_string(), s.clone()]);
+    }
+    let (_proxy, addr) = common::start_proxy(args);
+    let client = client();
+    let published = || {
+        engines
+            .iter()
+            .map(|e| e.stats().event_batches.load(Relaxed))
+            .sum::<u64>()
+    };
+    // Waits until the proxy applied every batch the engines published.
+    let applied = |want: u64| {
+        let (client, addr) = (client.clone(), addr.clone());
+        async move {
+            let until = Instant::now() + Duration::from_secs(10);
+            loop {
+                let page = metrics(&client, &addr).await;
+                if total(&page, "workerpick_llm_events_batches_total") as u64 >= want {
+                    return;
+                }
+                assert!(Instant::now() < until, "{want} batches not applied:\n{page}");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    };
+    if events {
+        let until = Instant::now() + Duration::from_secs(10);
+        while total(&metrics(&client, &addr).await, "workerpick_llm_events_connected") < 3.0 {
+            assert!(Instant::now() < until, "the proxy did not subscribe");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // A PUB socket sends nothing to a subscription not yet through.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    for body in prompts {
+        let (status, text) = send(&client, post(&addr, "/v1/completions", body.clone())).await;
+        assert_eq!(status, StatusCode::OK, "{text}");
+        if events {
+            applied(published()).await;
+        }
+    }
+    let page = nothing_booked(&client, &addr).await;
+    let hits = engines.iter().map(|e| e.stats().hit_blocks.load(Relaxed)).sum();
+    (total(&page, "workerpick_llm_credited_blocks_total"), hits, page)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_engines_kv_events_credit_exactly_what_they_hold() {
+    tokio::time::timeout(LIMIT, async {
+        // Every other request one of 3 hot conversations of 4 blocks, which
+        // stay cached; between them 12 others of 6 blocks, each back after
+        // 24 requests, by when engines of 24 blocks have evicted it.
+        let prompts: Vec<String> = (0..96u32)
+            .map(|i| match i % 2 {
+                0 => tokens((i / 2) % 3, 4, i),
+                _ => tokens(100 + (i / 2) % 12, 6, i),
+            })
+            .collect();
+        let (credited, hits, page) = credit_against_hits(true, &prompts).await;
+        println!("exact: credited {credited}, engines hit {hits}");
+        assert!(hits > 40, "a run where the caches are reused: {hits}\n{page}");
+        // Every credited block was a hit and every hit was credited.
+        assert_eq!(credited, hits as f64, "{page}");
+        assert_eq!(total(&page, "workerpick_llm_events_gaps_total"), 0.0, "{page}");
+        assert_eq!(total(&page, "workerpick_llm_credit_degraded"), 0.0, "{page}");
+        assert!(
+            page.contains("workerpick_llm_events_age_seconds{upstream="),
+            "{page}"
+        );
+        // Routing alone credits what the engines evicted since.
+        let (credited, hits, _) = credit_against_hits(false, &prompts).await;
+        println!("approximate: credited {credited}, engines hit {hits}");
+        assert!(
+            credited > hits as f64,
+            "approximate credit {credited} vs {hits} hits"
+        );
+    })
+    .await
+    .expect("the test took too long");
+}

@@ -3,9 +3,17 @@
 //! block-LRU prefix cache, prefills one request at a time for a time
 //! proportional to its uncached blocks, and then streams `max_tokens` SSE
 //! `data:` chunks (or answers one JSON body when `stream` is not set).
+//! With [`EngineSpec::events`] it publishes its cache's stores and
+//! evictions as vLLM's KV events on a ZMQ PUB socket ([`events`]), for the
+//! blocks of prompts given as token ids (its text blocks are its own
+//! characters, which no router's tokenizer would give).
+
+mod cache;
+pub mod events;
 
 use crate::llm::prompt;
 use bytes::Bytes;
+use cache::{Changes, Lru};
 use http::{Response, StatusCode};
 use http_body::{Body, Frame};
 use http_body_util::BodyExt;
@@ -13,7 +21,6 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -23,7 +30,6 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
-use workerpick::prefix::BlockKey;
 
 /// How an engine behaves.
 #[derive(Clone, Copy, Debug)]
@@ -40,6 +46,8 @@ pub struct EngineSpec {
     pub per_token: Duration,
     /// Tokens generated when the request gives no `max_tokens`.
     pub default_tokens: u64,
+    /// Publishes KV events (see [`Engine::events_endpoint`]).
+    pub events: bool,
 }
 
 impl Default for EngineSpec {
@@ -51,6 +59,7 @@ impl Default for EngineSpec {
             per_block: Duration::from_micros(200),
             per_token: Duration::from_millis(1),
             default_tokens: 4,
+            events: false,
         }
     }
 }
@@ -64,40 +73,15 @@ pub struct EngineStats {
     pub prompt_blocks: AtomicU64,
     /// Of those, blocks found in its cache (leading blocks only).
     pub hit_blocks: AtomicU64,
-}
-
-/// A block-LRU: block → last use, last use → block.
-#[derive(Default)]
-struct Lru {
-    used: HashMap<BlockKey, u64>,
-    order: BTreeMap<u64, BlockKey>,
-    clock: u64,
-}
-
-impl Lru {
-    /// Leading blocks of `keys` cached; then every block of `keys` is used now.
-    fn serve(&mut self, keys: &[BlockKey], capacity: usize) -> usize {
-        let hits = keys.iter().take_while(|k| self.used.contains_key(k)).count();
-        for &k in keys {
-            self.clock += 1;
-            if let Some(old) = self.used.insert(k, self.clock) {
-                self.order.remove(&old);
-            }
-            self.order.insert(self.clock, k);
-        }
-        while self.used.len() > capacity {
-            let Some((_, k)) = self.order.pop_first() else {
-                break;
-            };
-            self.used.remove(&k);
-        }
-        hits
-    }
+    /// KV event batches published.
+    pub event_batches: AtomicU64,
 }
 
 struct State {
     spec: EngineSpec,
-    cache: Mutex<Lru>,
+    cache: Mutex<(Lru, Changes)>,
+    /// Where its KV event batches go, in the order of its cache's changes.
+    events: Option<mpsc::UnboundedSender<Vec<u8>>>,
     /// One prefill at a time.
     prefill: tokio::sync::Mutex<()>,
     stats: Arc<EngineStats>,
@@ -108,6 +92,7 @@ pub struct Engine {
     addr: SocketAddr,
     stats: Arc<EngineStats>,
     task: tokio::task::JoinHandle<()>,
+    events: Option<(String, tokio::task::JoinHandle<()>)>,
 }
 
 impl Engine {
@@ -116,9 +101,16 @@ impl Engine {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let stats = Arc::new(EngineStats::default());
+        let (events, publisher) = if spec.events {
+            let (tx, rx) = mpsc::unbounded_channel();
+            (Some(tx), Some(events::publish(rx).await?))
+        } else {
+            (None, None)
+        };
         let state = Arc::new(State {
             spec,
-            cache: Mutex::new(Lru::default()),
+            cache: Mutex::new((Lru::default(), Changes::default())),
+            events,
             prefill: tokio::sync::Mutex::new(()),
             stats: stats.clone(),
         });
@@ -132,7 +124,18 @@ impl Engine {
                 while connections.try_join_next().is_some() {}
             }
         });
-        Ok(Self { addr, stats, task })
+        Ok(Self {
+            addr,
+            stats,
+            task,
+            events: publisher,
+        })
+    }
+
+    /// Its KV events' PUB endpoint (`tcp://127.0.0.1:PORT`), when it
+    /// publishes them.
+    pub fn events_endpoint(&self) -> Option<&str> {
+        self.events.as_ref().map(|(e, _)| e.as_str())
     }
 
     /// Where it listens.
@@ -149,6 +152,9 @@ impl Engine {
 impl Drop for Engine {
     fn drop(&mut self) {
         self.task.abort();
+        if let Some((_, publisher)) = &self.events {
+            publisher.abort();
+        }
     }
 }
 
@@ -194,7 +200,25 @@ async fn answer(
             let hits = state
                 .cache
                 .lock()
-                .map(|mut c| c.serve(&keys, spec.cache_blocks))
+                .map(|mut held| {
+                    let (lru, changes) = &mut *held;
+                    let hits = lru.serve(&keys, spec.cache_blocks, changes);
+                    if let Some(tx) = &state.events {
+                        let tokens = match &parsed.prompt {
+                            prompt::Prompt::Tokens(t) => Some(t.as_slice()),
+                            prompt::Prompt::Text(_) => None,
+                        };
+                        let ts = std::time::SystemTime::now()
+                            .duration_since(std::time::UNIX_EPOCH)
+                            .map_or(0.0, |d| d.as_secs_f64());
+                        if let Some(b) = events::batch(&keys, tokens, spec.block_tokens as usize, changes, ts)
+                        {
+                            state.stats.event_batches.fetch_add(1, Relaxed);
+                            let _ = tx.send(b);
+                        }
+                    }
+                    hits
+                })
                 .unwrap_or(0);
             state.stats.prompt_blocks.fetch_add(keys.len() as u64, Relaxed);
             state.stats.hit_blocks.fetch_add(hits as u64, Relaxed);
@@ -246,22 +270,5 @@ impl Body for Channel {
         self.0
             .poll_recv(cx)
             .map(|chunk| chunk.map(|c| Ok(Frame::data(c))))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_cache_counts_leading_hits_and_evicts_the_least_recently_used() {
-        let k = |n| BlockKey::from_raw(n);
-        let mut lru = Lru::default();
-        assert_eq!(lru.serve(&[k(1), k(2), k(3)], 4), 0);
-        assert_eq!(lru.serve(&[k(1), k(2), k(9)], 4), 2);
-        // 4 blocks held: 1, 2, 3, 9; 3 is the least recent.
-        assert_eq!(lru.serve(&[k(5)], 4), 0);
-        assert_eq!(lru.serve(&[k(3)], 4), 0, "3 was evicted");
-        assert_eq!(lru.serve(&[k(7), k(1)], 4), 0, "a hole ends the match");
     }
 }

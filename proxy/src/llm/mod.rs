@@ -5,10 +5,15 @@
 //! blocks for a TTL), routed by the configured mode with that credit, and
 //! booked in two phases ([`phased`]). The body is forwarded unchanged.
 //!
-//! Exact credit from the engines' KV events would feed the same index with
-//! `stored` / `removed` / `cleared` per upstream (the `routed` call here then
-//! becomes the speculative overlay): nothing else in this path changes.
+//! Exact credit: an upstream given with its engine's KV event socket
+//! (`--upstream ADDR,events=tcp://HOST:PORT`) has the index fed by its
+//! engine's stores and evictions ([`events`]); the proxy's routing
+//! decisions then only cover the events' blind spot, for a short TTL (2 s
+//! unless `--routed-ttl-ms` says). The events key blocks by their token
+//! ids, so they credit prompts given as token ids; text prompts get the
+//! routing's credit only.
 
+pub mod events;
 pub mod phased;
 pub mod prompt;
 
@@ -24,7 +29,7 @@ use phased::{Booking, PhasedBody};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tower::Service;
 use workerpick::prefix::{IndexConfig, Matches, PrefixIndex};
 use workerpick::service::{BoxError, Forward, HttpClient};
@@ -50,8 +55,9 @@ pub struct LlmConfig {
     /// When set: the decode share is `ceil(max_tokens / decode_tokens)` for a
     /// request that gives `max_tokens`.
     pub decode_tokens: Option<u32>,
-    /// How long a routing decision counts as its upstream caching the blocks.
-    pub routed_ttl: Duration,
+    /// How long a routing decision counts as its upstream caching the
+    /// blocks (`None`: 120 s, or 2 s when any upstream has KV events).
+    pub routed_ttl: Option<Duration>,
     /// The most blocks the index holds.
     pub index_capacity: u32,
     /// The header that names a conversation (none: no sessions).
@@ -71,7 +77,7 @@ impl Default for LlmConfig {
             block_chars: 64,
             decode_weight: 1,
             decode_tokens: None,
-            routed_ttl: Duration::from_secs(120),
+            routed_ttl: None,
             index_capacity: 1 << 20,
             session_header: None,
             session_ttl: Duration::from_secs(600),
@@ -91,6 +97,8 @@ pub struct Counters {
     pub prefill: AtomicU64,
     /// Decode load booked now.
     pub decode: AtomicU64,
+    /// Its engine's KV event stream (all 0 when it has none).
+    pub events: Arc<events::EventCounters>,
 }
 
 /// What `serve` tells of each LLM answer (its health watch).
@@ -107,9 +115,20 @@ pub struct Llm {
     pool: Arc<Pool<Addr>>,
     selector: Arc<dyn Selector>,
     client: HttpClient<Full<Bytes>>,
-    index: PrefixIndex<Addr>,
+    index: Arc<PrefixIndex<Addr>>,
     sessions: Sessions,
     counters: HashMap<Authority, Arc<Counters>>,
+    started: Instant,
+    /// The tasks that follow the upstreams' KV events (stopped on drop).
+    followers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Llm {
+    fn drop(&mut self) {
+        for f in &self.followers {
+            f.abort();
+        }
+    }
 }
 
 /// A JSON answer made here.
@@ -131,26 +150,51 @@ fn refuse(status: StatusCode, message: &str) -> Response<Body> {
 }
 
 impl Llm {
-    /// The LLM path over `pool`, routing with `selector`.
+    /// The LLM path over `pool`, routing with `selector`, following the KV
+    /// events of the upstreams `sources` names (from within a tokio
+    /// runtime when it names any).
     pub fn new(
         config: LlmConfig,
         pool: Arc<Pool<Addr>>,
         selector: Arc<dyn Selector>,
+        sources: &[(Authority, events::EventSource)],
     ) -> Result<Self, String> {
         if config.block_tokens == 0 || config.block_chars == 0 {
             return Err("block sizes are at least 1".into());
         }
-        let index = PrefixIndex::new(
-            IndexConfig::approximate(config.block_tokens)
-                .capacity(config.index_capacity)
-                .routed_ttl(config.routed_ttl),
-        )
-        .map_err(|e| e.to_string())?;
-        let counters = pool
+        let ttl = config.routed_ttl.unwrap_or(if sources.is_empty() {
+            Duration::from_secs(120)
+        } else {
+            Duration::from_secs(2)
+        });
+        let index = Arc::new(
+            PrefixIndex::new(
+                IndexConfig::approximate(config.block_tokens)
+                    .capacity(config.index_capacity)
+                    .routed_ttl(ttl),
+            )
+            .map_err(|e| e.to_string())?,
+        );
+        let counters: HashMap<Authority, Arc<Counters>> = pool
             .loads()
             .into_iter()
             .map(|(a, _)| (a.0, Arc::new(Counters::default())))
             .collect();
+        let started = Instant::now();
+        let mut followers = Vec::new();
+        for (upstream, source) in sources {
+            let c = counters
+                .get(upstream)
+                .ok_or_else(|| format!("events for {upstream}, which is not an upstream"))?;
+            followers.push(events::follow(
+                index.clone(),
+                pool.clone(),
+                Addr(upstream.clone()),
+                source.clone(),
+                c.events.clone(),
+                started,
+            ));
+        }
         Ok(Self {
             sessions: Sessions::new(config.session_ttl, 1 << 20, Stickiness::Soft),
             config,
@@ -159,7 +203,14 @@ impl Llm {
             client: workerpick::service::http_client(),
             index,
             counters,
+            started,
+            followers,
         })
+    }
+
+    /// When the path started (the events' ages count from it).
+    pub fn started(&self) -> Instant {
+        self.started
     }
 
     /// The upstream's counters.

@@ -27,7 +27,7 @@ pub struct Parsed {
     pub prompt: Prompt,
     /// `max_tokens` (or `max_completion_tokens`), when given.
     pub max_tokens: Option<u64>,
-    /// The model's name, part of every block key (two models never share a block).
+    /// The model's name, part of a text block's key (see [`keys`]).
     pub model: String,
 }
 
@@ -110,14 +110,19 @@ fn chat_text(messages: Option<&Value>) -> Result<Prompt, Invalid> {
     Ok(Prompt::Text(text))
 }
 
-/// Domain separators: a token block and a text block never share a key.
-const TOKENS: u64 = 0x746f_6b65_6e73_0001;
+/// The extra word of a token block's key, and of the keys an engine's KV
+/// events give its blocks (the applier's `key_salt`): a token block and a
+/// text block never share a key.
+pub const TOKENS: u64 = 0x746f_6b65_6e73_0001;
+/// The extra word of a text block's key (with the model's name folded in).
 const TEXT: u64 = 0x7465_7874_0000_0002;
 
 /// The prompt's full blocks as chained keys (a tail shorter than a block is
 /// not keyed): token ids `block_tokens` at a time, text `block_chars`
-/// characters (Unicode scalar values) at a time. `scratch` holds the
-/// characters between calls.
+/// characters (Unicode scalar values) at a time. A text block's key holds
+/// the model's name; a token block's does not, as an engine's KV events
+/// name no model (the upstreams behind one `serve` serve one model).
+/// `scratch` holds the characters between calls.
 pub fn keys(
     parsed: &Parsed,
     block_tokens: usize,
@@ -126,15 +131,14 @@ pub fn keys(
     out: &mut Vec<BlockKey>,
 ) {
     out.clear();
-    let model = fold(parsed.model.as_bytes());
     match &parsed.prompt {
         Prompt::Tokens(t) => {
-            keys_of_tokens(t, block_tokens, TOKENS ^ model, out);
+            keys_of_tokens(t, block_tokens, TOKENS, out);
         }
         Prompt::Text(s) => {
             scratch.clear();
             scratch.extend(s.chars().map(u32::from));
-            keys_of_tokens(scratch, block_chars, TEXT ^ model, out);
+            keys_of_tokens(scratch, block_chars, TEXT ^ fold(parsed.model.as_bytes()), out);
         }
     }
 }
@@ -176,7 +180,13 @@ mod tests {
         assert_eq!(c[0], a[0]);
         assert_ne!(c[1], a[1]);
         let other = keyed("/v1/completions", r#"{"model":"n","prompt":[1,2,3,4]}"#);
-        assert_ne!(other[0], a[0], "the model is part of the key");
+        assert_eq!(other[0], a[0], "keyed as the engine's events key them: no model");
+        let mut engine = Vec::new();
+        keys_of_tokens(&[1, 2, 3, 4], 2, TOKENS, &mut engine);
+        assert_eq!(engine, a);
+        let text = keyed("/v1/completions", r#"{"model":"m","prompt":"abcd"}"#);
+        let other = keyed("/v1/completions", r#"{"model":"n","prompt":"abcd"}"#);
+        assert_ne!(text[0], other[0], "the model is part of a text block's key");
     }
 
     #[test]
