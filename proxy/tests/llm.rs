@@ -463,20 +463,40 @@ async fn credit_against_hits(events: bool, prompts: &[String]) -> (f64, u64, Str
             }
         }
     };
+    // The probes' batches published before the subscriptions were through.
+    let mut lost = 0;
     if events {
         let until = Instant::now() + Duration::from_secs(10);
         while total(&metrics(&client, &addr).await, "workerpick_llm_events_connected") < 3.0 {
             assert!(Instant::now() < until, "the proxy did not subscribe");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        // A PUB socket sends nothing to a subscription not yet through.
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // A PUB socket sends nothing to a subscription not yet through:
+        // each engine is sent a prompt of its own (directly, not through
+        // the proxy: no credit, no hit) until one of its batches arrives.
+        for (n, e) in engines.iter().enumerate() {
+            let until = Instant::now() + Duration::from_secs(20);
+            let upstream = e.addr().to_string();
+            for probe in 0u32.. {
+                let body = tokens(1_000 + n as u32 * 1_000 + probe, 1, probe);
+                let direct = post(&upstream, "/v1/completions", body);
+                assert_eq!(send(&client, direct).await.0, StatusCode::OK);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                let page = metrics(&client, &addr).await;
+                if metric(&page, "workerpick_llm_events_batches_total", &upstream) > 0.0 {
+                    break;
+                }
+                assert!(Instant::now() < until, "no batch of {upstream} arrived:\n{page}");
+            }
+        }
+        let page = metrics(&client, &addr).await;
+        lost = published() - total(&page, "workerpick_llm_events_batches_total") as u64;
     }
     for body in prompts {
         let (status, text) = send(&client, post(&addr, "/v1/completions", body.clone())).await;
         assert_eq!(status, StatusCode::OK, "{text}");
         if events {
-            applied(published()).await;
+            applied(published() - lost).await;
         }
     }
     let page = nothing_booked(&client, &addr).await;
