@@ -528,8 +528,12 @@ async fn the_engines_kv_events_credit_exactly_what_they_hold() {
             "{page}"
         );
         // Routing alone credits what the engines evicted since.
-        let (credited, hits, _) = credit_against_hits(false, &prompts).await;
+        let (credited, hits, page) = credit_against_hits(false, &prompts).await;
         println!("approximate: credited {credited}, engines hit {hits}");
+        assert!(
+            !page.contains("workerpick_llm_events_age_seconds{"),
+            "no age for upstreams without events:\n{page}"
+        );
         assert!(
             credited > hits as f64,
             "approximate credit {credited} vs {hits} hits"

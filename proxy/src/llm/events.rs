@@ -37,8 +37,6 @@ pub fn endpoint(text: &str) -> Result<String, String> {
 /// One upstream's event counters, for `/metrics`.
 #[derive(Debug, Default)]
 pub struct EventCounters {
-    /// Whether the upstream has an event stream at all.
-    pub followed: AtomicU64,
     /// Whether the subscription is up now (0 or 1).
     pub connected: AtomicU64,
     /// Times the stream failed and was connected again.
@@ -51,16 +49,16 @@ pub struct EventCounters {
     pub refused: AtomicU64,
     /// Whether the upstream's credit is degraded now (a gap is open: 0 or 1).
     pub degraded: AtomicU64,
-    /// When the last batch was applied, in ms after the proxy started
-    /// (`u64::MAX`: never).
+    /// When the last batch was applied, in ms after the proxy started,
+    /// plus 1 (0: never, as for an upstream without events).
     pub last_batch_ms: AtomicU64,
 }
 
 impl EventCounters {
     /// Seconds since the last batch was applied (`None`: none yet).
     pub fn age(&self, started: Instant) -> Option<f64> {
-        let at = self.last_batch_ms.load(Relaxed);
-        (at != u64::MAX).then(|| started.elapsed().as_secs_f64() - at as f64 / 1e3)
+        let at = self.last_batch_ms.load(Relaxed).checked_sub(1)?;
+        Some(started.elapsed().as_secs_f64() - at as f64 / 1e3)
     }
 }
 
@@ -69,7 +67,7 @@ fn count(c: &EventCounters, before: &mut ApplierStats, now: ApplierStats, starte
     if now.batches > before.batches {
         c.batches.fetch_add(now.batches - before.batches, Relaxed);
         c.last_batch_ms
-            .store(started.elapsed().as_millis() as u64, Relaxed);
+            .store(started.elapsed().as_millis() as u64 + 1, Relaxed);
     }
     c.gaps.fetch_add(now.gaps - before.gaps, Relaxed);
     c.refused.fetch_add(now.refused - before.refused, Relaxed);
@@ -86,25 +84,20 @@ pub fn follow(
     counters: Arc<EventCounters>,
     started: Instant,
 ) -> tokio::task::JoinHandle<()> {
-    counters.followed.store(1, Relaxed);
-    counters.last_batch_ms.store(u64::MAX, Relaxed);
     tokio::spawn(async move {
-        let mut first = true;
-        loop {
-            if !first {
+        let mut was_up = false;
+        for attempt in 0u64.. {
+            if attempt > 0 {
                 tokio::time::sleep(Duration::from_millis(500)).await;
             }
             let applier =
                 EventApplier::new(index.clone(), pool.clone(), upstream.clone(), 0).key_salt(TOKENS);
             let sub = Subscriber::connect(applier, &source.endpoint, "", source.replay.as_deref()).await;
-            let Ok(mut sub) = sub else {
-                first = false;
-                continue;
-            };
-            if !first {
+            let Ok(mut sub) = sub else { continue };
+            if was_up {
                 counters.reconnects.fetch_add(1, Relaxed);
             }
-            first = false;
+            was_up = true;
             counters.connected.store(1, Relaxed);
             let mut seen = ApplierStats::default();
             loop {
