@@ -91,8 +91,9 @@ struct Serve {
           value_parser = clap::value_parser!(u64).range(0..=86_400_000))]
     drain_ms: u64,
     /// Requests in flight at once, over all upstreams; one more is answered
-    /// 503 at once (shed), not queued. Unbounded without it. Counts the
-    /// pass-through paths only: the LLM paths are not bounded by it yet.
+    /// 503 at once (shed), not queued. Unbounded without it. Counts every
+    /// path, the LLM paths included (an LLM request holds its place until
+    /// its answer's stream ends).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_in_flight: Option<u32>,
     /// Share load with the other replicas in front of the same upstreams over

@@ -380,15 +380,17 @@ impl Shared {
         let ev = |read: fn(&llm::events::EventCounters) -> &AtomicU64| {
             move |c: &llm::Counters| read(&c.events).load(Ordering::Relaxed) as f64
         };
-        let (connected, reconnects, batches, gaps, refused, degraded) = (
+        let (connected, reconnects, batches, gaps, repaired, resets, refused, degraded) = (
             ev(|e| &e.connected),
             ev(|e| &e.reconnects),
             ev(|e| &e.batches),
             ev(|e| &e.gaps),
+            ev(|e| &e.repaired),
+            ev(|e| &e.resets),
             ev(|e| &e.refused),
             ev(|e| &e.degraded),
         );
-        let families: [(&str, &str, &str, &LlmReading); 11] = [
+        let families: [(&str, &str, &str, &LlmReading); 13] = [
             (
                 "workerpick_llm_prompt_blocks_total",
                 "counter",
@@ -449,6 +451,18 @@ impl Shared {
                 "counter",
                 "Gaps in the upstream's KV event stream (lost batches).",
                 &gaps,
+            ),
+            (
+                "workerpick_llm_events_repaired_total",
+                "counter",
+                "Of those gaps, the ones the engine's replay socket filled.",
+                &repaired,
+            ),
+            (
+                "workerpick_llm_events_resets_total",
+                "counter",
+                "Times the upstream's holdings were dropped for a gap that could not be filled (no replay socket, or it no longer held the batches) or an engine restart.",
+                &resets,
             ),
             (
                 "workerpick_llm_events_refused_total",
@@ -535,8 +549,24 @@ impl hyper::service::Service<Request<Incoming>> for Front {
             return Box::pin(std::future::ready(Ok(page)));
         }
         if request.method() == Method::POST && llm::prompt::is_llm_path(request.uri().path()) {
+            // The same bound as the other paths (HyperRoute's): shed at once
+            // when full, else held until the answer ends.
+            let permit = match self.shared.admission.as_ref().map(Admission::try_admit) {
+                Some(None) => {
+                    let shed = llm::json(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        llm::prompt::error_body(
+                            "over the admission limit (--max-in-flight): shed",
+                            "server_error",
+                        ),
+                    );
+                    return Box::pin(std::future::ready(Ok(shed)));
+                }
+                Some(permit) => permit,
+                None => None,
+            };
             let (router, watch) = (self.shared.llm.clone(), self.watch.clone());
-            return Box::pin(async move { Ok(router.route(watch, request).await) });
+            return Box::pin(async move { Ok(router.route(watch, request, permit).await) });
         }
         let routed = self.route.call(request);
         Box::pin(async move {

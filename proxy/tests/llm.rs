@@ -24,7 +24,9 @@ const LIMIT: Duration = Duration::from_secs(60);
 type TestClient = Client<HttpConnector, Full<Bytes>>;
 
 fn client() -> TestClient {
-    Client::builder(TokioExecutor::new()).build(HttpConnector::new())
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
+    Client::builder(TokioExecutor::new()).build(connector)
 }
 
 fn start_proxy(upstreams: &[std::net::SocketAddr], args: &[&str]) -> (common::Proxy, String) {
@@ -340,6 +342,53 @@ async fn a_stream_gives_its_prefill_back_at_the_first_event_and_the_rest_at_its_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_in_flight_bounds_the_llm_paths_until_their_streams_end() {
+    tokio::time::timeout(LIMIT, async {
+        let spec = EngineSpec {
+            per_token: Duration::from_millis(200),
+            ..EngineSpec::default()
+        };
+        let engine = Engine::start(spec).await.unwrap();
+        let (_proxy, addr) = start_proxy(&[engine.addr()], &["--mode", "cost", "--max-in-flight", "1"]);
+        let client = client();
+        let shed_total = |page: &str| {
+            page.lines()
+                .find_map(|l| l.strip_prefix("workerpick_shed_total "))
+                .unwrap_or_else(|| panic!("no workerpick_shed_total in:\n{page}"))
+                .parse::<u64>()
+                .unwrap()
+        };
+        let answer = client
+            .request(post(&addr, "/v1/completions", tokens(1, 2, 1)))
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), StatusCode::OK);
+        // While its stream goes on, the bound is full: an LLM request and a
+        // pass-through one are both shed, at once.
+        let (status, body) = send(&client, post(&addr, "/v1/completions", tokens(2, 2, 1))).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+        let error: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(error["error"]["type"], "server_error", "{body}");
+        let (status, _) = send(&client, post(&addr, "/other", "x")).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(shed_total(&metrics(&client, &addr).await), 2);
+        // Its end gives the place back.
+        answer.into_body().collect().await.unwrap();
+        nothing_booked(&client, &addr).await;
+        let (status, body) = send(&client, post(&addr, "/v1/completions", tokens(2, 2, 1))).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        // A refused body gives its place back too.
+        let (status, _) = send(&client, post(&addr, "/v1/completions", "{")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        let (status, body) = send(&client, post(&addr, "/v1/completions", tokens(3, 2, 1))).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(shed_total(&metrics(&client, &addr).await), 2);
+    })
+    .await
+    .expect("the test took too long");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_that_is_down_answers_502_with_nothing_booked() {
     tokio::time::timeout(LIMIT, async {
         let down = workerpick_proxy::upstream::refusing_addr().await.unwrap();
@@ -414,14 +463,30 @@ async fn a_session_stays_on_its_engine() {
     .expect("the test took too long");
 }
 
+/// Where a run's credit comes from.
+#[derive(Clone, Copy)]
+enum Feed {
+    /// The proxy's own routing decisions.
+    Routing,
+    /// The engines' KV events; every `lose_every`th batch left off their
+    /// PUB streams (0: none), with or without their replay sockets given
+    /// to the proxy.
+    Events { lose_every: u32, replay: bool },
+}
+
 /// One run of `prompts` (sent one at a time, each after the events of the
-/// last were applied) through `cost` in front of three engines with small
+/// last were taken in) through `cost` in front of three engines with small
 /// caches (they evict): (blocks the proxy credited, blocks the engines hit).
-async fn credit_against_hits(events: bool, prompts: &[String]) -> (f64, u64, String) {
+async fn credit_against_hits(feed: Feed, prompts: &[String]) -> (f64, u64, String) {
+    let (events, lose_every, replay) = match feed {
+        Feed::Routing => (false, 0, false),
+        Feed::Events { lose_every, replay } => (true, lose_every, replay),
+    };
     let spec = EngineSpec {
         cache_blocks: 24,
         per_block: Duration::from_micros(100),
         events,
+        lose_every,
         ..EngineSpec::default()
     };
     let engines = [
@@ -431,9 +496,10 @@ async fn credit_against_hits(events: bool, prompts: &[String]) -> (f64, u64, Str
     ];
     let specs: Vec<String> = engines
         .iter()
-        .map(|e| match e.events_endpoint() {
-            Some(ep) => format!("{},events={ep}", e.addr()),
-            None => e.addr().to_string(),
+        .map(|e| match (e.events_endpoint(), e.replay_endpoint()) {
+            (Some(ep), Some(r)) if replay => format!("{},events={ep},replay={r}", e.addr()),
+            (Some(ep), _) => format!("{},events={ep}", e.addr()),
+            _ => e.addr().to_string(),
         })
         .collect();
     let mut args = vec!["--mode".to_string(), "cost".to_string()];
@@ -442,29 +508,25 @@ async fn credit_against_hits(events: bool, prompts: &[String]) -> (f64, u64, Str
     }
     let (_proxy, addr) = common::start_proxy(args);
     let client = client();
-    let published = || {
-        engines
-            .iter()
-            .map(|e| e.stats().event_batches.load(Relaxed))
-            .sum::<u64>()
+    let mut probes = 0u32;
+    // A prompt of its own sent to engine `n` directly (not through the
+    // proxy: no credit, no hit), for a batch of its events.
+    let probe = |n: usize, probes: &mut u32| {
+        *probes += 1;
+        let body = tokens(1_000 + n as u32 * 1_000 + *probes, 1, *probes);
+        let direct = post(&engines[n].addr().to_string(), "/v1/completions", body);
+        let client = client.clone();
+        async move { assert_eq!(send(&client, direct).await.0, StatusCode::OK) }
     };
-    // Waits until the proxy applied every batch the engines published.
-    let applied = |want: u64| {
-        let (client, addr) = (client.clone(), addr.clone());
-        async move {
-            let until = Instant::now() + Duration::from_secs(10);
-            loop {
-                let page = metrics(&client, &addr).await;
-                if total(&page, "workerpick_llm_events_batches_total") as u64 >= want {
-                    return;
-                }
-                assert!(Instant::now() < until, "{want} batches not applied:\n{page}");
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-        }
+    let published = |n: usize| engines[n].stats().event_batches.load(Relaxed);
+    // Engine `n`'s batches the proxy took in: applied, or lost in a gap
+    // it gave up on (the lost batch and the one that showed the gap).
+    let taken = |page: &str, n: usize| {
+        let up = engines[n].addr().to_string();
+        metric(page, "workerpick_llm_events_batches_total", &up)
+            + 2.0 * metric(page, "workerpick_llm_events_resets_total", &up)
     };
-    // The probes' batches published before the subscriptions were through.
-    let mut lost = 0;
+    let mut missed = [0.0; 3];
     if events {
         let until = Instant::now() + Duration::from_secs(10);
         while total(&metrics(&client, &addr).await, "workerpick_llm_events_connected") < 3.0 {
@@ -472,31 +534,45 @@ async fn credit_against_hits(events: bool, prompts: &[String]) -> (f64, u64, Str
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         // A PUB socket sends nothing to a subscription not yet through:
-        // each engine is sent a prompt of its own (directly, not through
-        // the proxy: no credit, no hit) until one of its batches arrives.
-        for (n, e) in engines.iter().enumerate() {
+        // each engine is probed until one of its batches arrives; what it
+        // published before is missed.
+        for (n, missed) in missed.iter_mut().enumerate() {
             let until = Instant::now() + Duration::from_secs(20);
-            let upstream = e.addr().to_string();
-            for probe in 0u32.. {
-                let body = tokens(1_000 + n as u32 * 1_000 + probe, 1, probe);
-                let direct = post(&upstream, "/v1/completions", body);
-                assert_eq!(send(&client, direct).await.0, StatusCode::OK);
+            loop {
+                probe(n, &mut probes).await;
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 let page = metrics(&client, &addr).await;
-                if metric(&page, "workerpick_llm_events_batches_total", &upstream) > 0.0 {
+                if taken(&page, n) > 0.0 {
+                    *missed = published(n) as f64 - taken(&page, n);
                     break;
                 }
-                assert!(Instant::now() < until, "no batch of {upstream} arrived:\n{page}");
+                assert!(Instant::now() < until, "no batch of engine {n} arrived:\n{page}");
             }
         }
-        let page = metrics(&client, &addr).await;
-        lost = published() - total(&page, "workerpick_llm_events_batches_total") as u64;
     }
     for body in prompts {
         let (status, text) = send(&client, post(&addr, "/v1/completions", body.clone())).await;
         assert_eq!(status, StatusCode::OK, "{text}");
-        if events {
-            applied(published() - lost).await;
+        // Until the proxy took in every batch: one left off the stream
+        // shows as a gap only when the next arrives, so an engine whose
+        // last batch was lost is probed for another.
+        let until = Instant::now() + Duration::from_secs(10);
+        for (n, missed) in missed.iter().enumerate().filter(|_| events) {
+            loop {
+                let page = metrics(&client, &addr).await;
+                if taken(&page, n) + missed >= published(n) as f64 {
+                    break;
+                }
+                assert!(
+                    Instant::now() < until,
+                    "engine {n}'s batches not taken in:\n{page}"
+                );
+                if lose_every > 0 && published(n).is_multiple_of(u64::from(lose_every)) {
+                    probe(n, &mut probes).await;
+                } else {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            }
         }
     }
     let page = nothing_booked(&client, &addr).await;
@@ -516,7 +592,14 @@ async fn the_engines_kv_events_credit_exactly_what_they_hold() {
                 _ => tokens(100 + (i / 2) % 12, 6, i),
             })
             .collect();
-        let (credited, hits, page) = credit_against_hits(true, &prompts).await;
+        let (credited, hits, page) = credit_against_hits(
+            Feed::Events {
+                lose_every: 0,
+                replay: false,
+            },
+            &prompts,
+        )
+        .await;
         println!("exact: credited {credited}, engines hit {hits}");
         assert!(hits > 40, "a run where the caches are reused: {hits}\n{page}");
         // Every credited block was a hit and every hit was credited.
@@ -528,7 +611,7 @@ async fn the_engines_kv_events_credit_exactly_what_they_hold() {
             "{page}"
         );
         // Routing alone credits what the engines evicted since.
-        let (credited, hits, page) = credit_against_hits(false, &prompts).await;
+        let (credited, hits, page) = credit_against_hits(Feed::Routing, &prompts).await;
         println!("approximate: credited {credited}, engines hit {hits}");
         assert!(
             !page.contains("workerpick_llm_events_age_seconds{"),
@@ -537,6 +620,54 @@ async fn the_engines_kv_events_credit_exactly_what_they_hold() {
         assert!(
             credited > hits as f64,
             "approximate credit {credited} vs {hits} hits"
+        );
+    })
+    .await
+    .expect("the test took too long");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_lost_from_the_stream_are_replayed_and_the_credit_stays_exact() {
+    tokio::time::timeout(LIMIT, async {
+        let prompts: Vec<String> = (0..96u32)
+            .map(|i| match i % 2 {
+                0 => tokens((i / 2) % 3, 4, i),
+                _ => tokens(100 + (i / 2) % 12, 6, i),
+            })
+            .collect();
+        // Every 5th batch left off each engine's PUB stream, its replay
+        // socket given: each gap is filled and nothing is lost.
+        let feed = Feed::Events {
+            lose_every: 5,
+            replay: true,
+        };
+        let (credited, hits, page) = credit_against_hits(feed, &prompts).await;
+        println!("replayed: credited {credited}, engines hit {hits}");
+        let gaps = total(&page, "workerpick_llm_events_gaps_total");
+        assert!(gaps >= 10.0, "{page}");
+        assert_eq!(
+            total(&page, "workerpick_llm_events_repaired_total"),
+            gaps,
+            "{page}"
+        );
+        assert_eq!(total(&page, "workerpick_llm_events_resets_total"), 0.0, "{page}");
+        assert_eq!(total(&page, "workerpick_llm_credit_degraded"), 0.0, "{page}");
+        assert!(hits > 40, "{hits}\n{page}");
+        assert_eq!(credited, hits as f64, "{page}");
+        // Without the replay socket each gap drops the engine's holdings:
+        // what it still caches goes uncredited.
+        let feed = Feed::Events {
+            lose_every: 5,
+            replay: false,
+        };
+        let (credited, hits, page) = credit_against_hits(feed, &prompts).await;
+        println!("not replayed: credited {credited}, engines hit {hits}");
+        let gaps = total(&page, "workerpick_llm_events_gaps_total");
+        assert!(gaps >= 10.0, "{page}");
+        assert_eq!(total(&page, "workerpick_llm_events_resets_total"), gaps, "{page}");
+        assert!(
+            credited < hits as f64,
+            "{credited} credited for {hits} hits\n{page}"
         );
     })
     .await

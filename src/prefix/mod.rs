@@ -495,8 +495,27 @@ impl<W: Clone + Eq + Hash + Send + Sync> PrefixIndex<W> {
         out.longest()
     }
 
-    /// What the index holds and dropped (takes the writer's lock; walks the
-    /// index: for monitoring, not per request).
+    /// Distinct blocks held and bytes allocated: [`stats`](Self::stats)'
+    /// `blocks` and `bytes` without its walk (the writer's lock for a read),
+    /// for a metrics page scraped while requests and events go on.
+    ///
+    /// ```
+    /// # use workerpick::prefix::{BlockKey, IndexConfig, PrefixIndex};
+    /// let pool = workerpick::Pool::from_workers(["a"]).unwrap();
+    /// let index = PrefixIndex::new(IndexConfig::exact(16)).unwrap();
+    /// index.stored(&pool, &"a", 0, &[BlockKey::from_raw(1), BlockKey::from_raw(2)]).unwrap();
+    /// let (blocks, bytes) = index.size();
+    /// assert_eq!((blocks, bytes), (index.stats().blocks, index.stats().bytes));
+    /// ```
+    pub fn size(&self) -> (u64, u64) {
+        let blocks = u64::from(crate::sync::lock(&self.writer).live_blocks);
+        (blocks, self.table.bytes() as u64)
+    }
+
+    /// What the index holds and dropped (takes the writer's lock and walks
+    /// the whole table, O(capacity), holding it: stores, removals and
+    /// routing decisions wait meanwhile; for tests and occasional
+    /// inspection; a metrics page reads [`size`](Self::size)).
     ///
     /// ```
     /// # use workerpick::prefix::{BlockKey, IndexConfig, PrefixIndex};

@@ -38,9 +38,12 @@ struct Gate {
 }
 
 /// One admitted request's place under an [`Admission`] bound, given back
-/// when dropped.
+/// when dropped. [`HyperRoute`](super::HyperRoute) holds one until its
+/// response body is dropped; a path of your own that answers outside the
+/// route holds one from [`Admission::try_admit`] for as long as its answer.
 #[derive(Debug)]
-pub(crate) struct Permit(Arc<Gate>);
+#[must_use = "the place is given back as soon as the permit is dropped"]
+pub struct Permit(Arc<Gate>);
 
 impl Drop for Permit {
     fn drop(&mut self) {
@@ -75,8 +78,19 @@ impl Admission {
         self.gate.shed.load(Ordering::Relaxed)
     }
 
-    /// A permit, or `None` (counted as shed) when `limit` are in flight.
-    pub(crate) fn try_admit(&self) -> Option<Permit> {
+    /// A permit, or `None` (counted as shed) when `limit` are in flight:
+    /// what [`HyperRoute`](super::HyperRoute) does for each request, for a
+    /// path of your own that shares the bound.
+    ///
+    /// ```
+    /// use workerpick::service::Admission;
+    /// let admission = Admission::new(1);
+    /// let permit = admission.try_admit().expect("room for one");
+    /// assert!(admission.try_admit().is_none());
+    /// drop(permit);
+    /// assert_eq!((admission.in_flight(), admission.shed()), (0, 1));
+    /// ```
+    pub fn try_admit(&self) -> Option<Permit> {
         let gate = &self.gate;
         let admitted = gate
             .admitted

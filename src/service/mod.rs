@@ -159,7 +159,7 @@ mod route_body;
 mod upstreams;
 
 #[cfg(feature = "hyper")]
-pub use admission::Admission;
+pub use admission::{Admission, Permit};
 pub use body::ReservedBody;
 pub use completion::{Completion, OnBodyEnd, OnResponse};
 pub use discovered::{Discovered, Membership};

@@ -1,14 +1,22 @@
 //! The fake engine's KV events as vLLM publishes them: msgpack batches
 //! `[ts, [event, ...], data_parallel_rank]` on a ZMQ PUB socket, each
 //! message the frames `[topic, sequence number (8 bytes, big-endian),
-//! payload]`, the topic empty.
+//! payload]`, the topic empty; and vLLM's ROUTER replay socket, which
+//! answers `[identity, "", start sequence]` with `[identity, "", sequence,
+//! payload]` for each batch it still holds from there on (the last
+//! [`REPLAY_BATCHES`]), then `[identity, "", -1, ""]`.
 
 use super::cache::Changes;
 use bytes::Bytes;
 use rmp::encode;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 use workerpick::prefix::BlockKey;
-use zeromq::{PubSocket, Socket, SocketSend, ZmqMessage};
+use zeromq::{PubSocket, RouterSocket, Socket, SocketRecv, SocketSend, ZmqMessage};
+
+/// The batches the replay socket holds (vLLM's `buffer_steps`).
+pub const REPLAY_BATCHES: usize = 1024;
 
 /// The engine's own hash of a block: not the router's key (the router maps
 /// one to the other through the event's tokens).
@@ -75,29 +83,103 @@ pub fn batch(
     Some(b)
 }
 
-/// Binds a PUB socket on 127.0.0.1 (any free port) and publishes what
-/// `batches` receives, numbered from 0: its endpoint, `tcp://127.0.0.1:PORT`.
+/// The sockets [`publish`] bound, and its tasks (stopped on drop).
+pub struct Publisher {
+    /// The PUB socket, `tcp://127.0.0.1:PORT`.
+    pub endpoint: String,
+    /// The ROUTER replay socket, `tcp://127.0.0.1:PORT`.
+    pub replay: String,
+    tasks: [tokio::task::JoinHandle<()>; 2],
+}
+
+impl Drop for Publisher {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// One message of the frames `parts` (at least one).
+fn message(parts: &[&[u8]]) -> ZmqMessage {
+    let (last, head) = parts.split_last().expect("a message has a frame");
+    let mut m = ZmqMessage::from(last.to_vec());
+    for p in head.iter().rev() {
+        m.prepend(&ZmqMessage::from(p.to_vec()));
+    }
+    m
+}
+
+/// Binds a PUB and a ROUTER replay socket on 127.0.0.1 (any free ports) and
+/// publishes what `batches` receives, numbered from 0. With `lose_every`
+/// N > 0, every Nth batch (numbers N−1, 2N−1, …) is left off the PUB
+/// stream, as a PUB socket over its high-water mark drops it, and only the
+/// replay socket has it; `lost` counts them.
 pub async fn publish(
     mut batches: mpsc::UnboundedReceiver<Vec<u8>>,
-) -> std::io::Result<(String, tokio::task::JoinHandle<()>)> {
+    lose_every: u32,
+    lost: Arc<std::sync::atomic::AtomicU64>,
+) -> std::io::Result<Publisher> {
     let mut socket = PubSocket::new();
     let endpoint = socket
         .bind("tcp://127.0.0.1:0")
         .await
         .map_err(std::io::Error::other)?
         .to_string();
-    let task = tokio::spawn(async move {
+    let mut router = RouterSocket::new();
+    let replay = router
+        .bind("tcp://127.0.0.1:0")
+        .await
+        .map_err(std::io::Error::other)?
+        .to_string();
+    let held: Arc<Mutex<VecDeque<(u64, Bytes)>>> = Arc::default();
+    let kept = held.clone();
+    let publishing = tokio::spawn(async move {
         let mut seq = 0u64;
         while let Some(payload) = batches.recv().await {
-            let mut m = ZmqMessage::from(payload);
-            m.prepend(&ZmqMessage::from(Bytes::copy_from_slice(&seq.to_be_bytes())));
-            m.prepend(&ZmqMessage::from(Vec::<u8>::new()));
-            // A PUB socket drops what no subscriber takes: so does an engine.
-            let _ = socket.send(m).await;
+            let payload = Bytes::from(payload);
+            if let Ok(mut h) = kept.lock() {
+                if h.len() == REPLAY_BATCHES {
+                    h.pop_front();
+                }
+                h.push_back((seq, payload.clone()));
+            }
+            if lose_every > 0 && (seq + 1).is_multiple_of(u64::from(lose_every)) {
+                lost.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            } else {
+                // A PUB socket drops what no subscriber takes: so does an engine.
+                let _ = socket.send(message(&[b"", &seq.to_be_bytes(), &payload])).await;
+            }
             seq += 1;
         }
     });
-    Ok((endpoint, task))
+    let replaying = tokio::spawn(async move {
+        while let Ok(request) = router.recv().await {
+            // [identity, "", start sequence]; anything else is ignored.
+            let frames = request.into_vec();
+            let (Some(id), Some(start)) = (frames.first(), frames.last()) else {
+                continue;
+            };
+            let Ok(start) = <[u8; 8]>::try_from(&start[..]).map(u64::from_be_bytes) else {
+                continue;
+            };
+            let answer: Vec<(u64, Bytes)> = held
+                .lock()
+                .map(|h| h.iter().filter(|(s, _)| *s >= start).cloned().collect())
+                .unwrap_or_default();
+            for (seq, payload) in answer {
+                let _ = router
+                    .send(message(&[id, b"", &seq.to_be_bytes(), &payload]))
+                    .await;
+            }
+            let _ = router.send(message(&[id, b"", &[0xff; 8], b""])).await;
+        }
+    });
+    Ok(Publisher {
+        endpoint,
+        replay,
+        tasks: [publishing, replaying],
+    })
 }
 
 #[cfg(test)]

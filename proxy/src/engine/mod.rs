@@ -4,9 +4,11 @@
 //! proportional to its uncached blocks, and then streams `max_tokens` SSE
 //! `data:` chunks (or answers one JSON body when `stream` is not set).
 //! With [`EngineSpec::events`] it publishes its cache's stores and
-//! evictions as vLLM's KV events on a ZMQ PUB socket ([`events`]), for the
-//! blocks of prompts given as token ids (its text blocks are its own
-//! characters, which no router's tokenizer would give).
+//! evictions as vLLM's KV events on a ZMQ PUB socket, with vLLM's replay
+//! socket beside it ([`events`]), for the blocks of prompts given as token
+//! ids (its text blocks are its own characters, which no router's
+//! tokenizer would give). [`EngineSpec::lose_every`] leaves batches off
+//! the PUB stream, for tests of gaps and their replay.
 
 mod cache;
 pub mod events;
@@ -48,6 +50,10 @@ pub struct EngineSpec {
     pub default_tokens: u64,
     /// Publishes KV events (see [`Engine::events_endpoint`]).
     pub events: bool,
+    /// With events: every Nth batch is left off the PUB stream (0: none),
+    /// as a PUB socket over its high-water mark drops one; the replay
+    /// socket still has it.
+    pub lose_every: u32,
 }
 
 impl Default for EngineSpec {
@@ -60,6 +66,7 @@ impl Default for EngineSpec {
             per_token: Duration::from_millis(1),
             default_tokens: 4,
             events: false,
+            lose_every: 0,
         }
     }
 }
@@ -73,8 +80,10 @@ pub struct EngineStats {
     pub prompt_blocks: AtomicU64,
     /// Of those, blocks found in its cache (leading blocks only).
     pub hit_blocks: AtomicU64,
-    /// KV event batches published.
+    /// KV event batches published (those left off the PUB stream too).
     pub event_batches: AtomicU64,
+    /// Of those, batches left off the PUB stream ([`EngineSpec::lose_every`]).
+    pub lost_batches: Arc<AtomicU64>,
 }
 
 struct State {
@@ -92,7 +101,7 @@ pub struct Engine {
     addr: SocketAddr,
     stats: Arc<EngineStats>,
     task: tokio::task::JoinHandle<()>,
-    events: Option<(String, tokio::task::JoinHandle<()>)>,
+    events: Option<events::Publisher>,
 }
 
 impl Engine {
@@ -103,7 +112,8 @@ impl Engine {
         let stats = Arc::new(EngineStats::default());
         let (events, publisher) = if spec.events {
             let (tx, rx) = mpsc::unbounded_channel();
-            (Some(tx), Some(events::publish(rx).await?))
+            let publisher = events::publish(rx, spec.lose_every, stats.lost_batches.clone()).await?;
+            (Some(tx), Some(publisher))
         } else {
             (None, None)
         };
@@ -135,7 +145,12 @@ impl Engine {
     /// Its KV events' PUB endpoint (`tcp://127.0.0.1:PORT`), when it
     /// publishes them.
     pub fn events_endpoint(&self) -> Option<&str> {
-        self.events.as_ref().map(|(e, _)| e.as_str())
+        self.events.as_ref().map(|p| p.endpoint.as_str())
+    }
+
+    /// Its KV events' replay (ROUTER) endpoint, when it publishes them.
+    pub fn replay_endpoint(&self) -> Option<&str> {
+        self.events.as_ref().map(|p| p.replay.as_str())
     }
 
     /// Where it listens.
@@ -152,9 +167,6 @@ impl Engine {
 impl Drop for Engine {
     fn drop(&mut self) {
         self.task.abort();
-        if let Some((_, publisher)) = &self.events {
-            publisher.abort();
-        }
     }
 }
 

@@ -45,6 +45,12 @@ pub struct EventCounters {
     pub batches: AtomicU64,
     /// Gaps seen (lost batches).
     pub gaps: AtomicU64,
+    /// Of those, gaps the engine's replay socket filled.
+    pub repaired: AtomicU64,
+    /// Times the upstream's holdings were dropped because a gap could not
+    /// be filled (no replay socket, or it no longer held the batches), or
+    /// the engine restarted.
+    pub resets: AtomicU64,
     /// Messages refused (did not decode, or did not fit the index).
     pub refused: AtomicU64,
     /// Whether the upstream's credit is degraded now (a gap is open: 0 or 1).
@@ -70,6 +76,8 @@ fn count(c: &EventCounters, before: &mut ApplierStats, now: ApplierStats, starte
             .store(started.elapsed().as_millis() as u64 + 1, Relaxed);
     }
     c.gaps.fetch_add(now.gaps - before.gaps, Relaxed);
+    c.repaired.fetch_add(now.repaired - before.repaired, Relaxed);
+    c.resets.fetch_add(now.resets - before.resets, Relaxed);
     c.refused.fetch_add(now.refused - before.refused, Relaxed);
     *before = now;
 }

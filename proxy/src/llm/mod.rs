@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 use tower::Service;
 use workerpick::prefix::{IndexConfig, Matches, PrefixIndex};
-use workerpick::service::{BoxError, Forward, HttpClient};
+use workerpick::service::{BoxError, Forward, HttpClient, Permit};
 use workerpick::{
     CacheHits, CreditWeight, OwnedReservation, Pool, Request as Pick, Selector, Sessions, Stickiness,
     Temperature,
@@ -220,12 +220,17 @@ impl Llm {
 
     /// The index's size: (blocks, bytes allocated).
     pub fn index_size(&self) -> (u64, u64) {
-        let s = self.index.stats();
-        (s.blocks, s.bytes)
+        self.index.size()
     }
 
-    /// Routes one LLM request.
-    pub async fn route(self: Arc<Self>, watch: Arc<dyn Watch>, request: Request<Incoming>) -> Response<Body> {
+    /// Routes one LLM request, holding `permit` (its place under
+    /// `--max-in-flight`) until its answer ends.
+    pub async fn route(
+        self: Arc<Self>,
+        watch: Arc<dyn Watch>,
+        request: Request<Incoming>,
+        permit: Option<Permit>,
+    ) -> Response<Body> {
         let (head, body) = request.into_parts();
         let declared = head
             .headers
@@ -317,7 +322,7 @@ impl Llm {
         };
         counters.prompt_blocks.fetch_add(u64::from(blocks), Relaxed);
         counters.credited_blocks.fetch_add(u64::from(cached), Relaxed);
-        let booking = Booking::new(reservation, blocks - cached, decode, counters);
+        let booking = Booking::new(reservation, permit, blocks - cached, decode, counters);
         watch.picked(&upstream);
         let sent = Forward::new(self.client.clone(), upstream.clone())
             .call(Request::from_parts(head, Full::new(bytes)))

@@ -2,7 +2,8 @@
 //! blocks) and its decode share; the prefill share goes back at the first
 //! streamed SSE `data:` event, the rest when the response ends. A booking
 //! dropped early (the client went away, the upstream failed, the body
-//! errored) gives back everything at once.
+//! errored) gives back everything at once, its `--max-in-flight` place
+//! with it.
 
 use super::Counters;
 use bytes::Bytes;
@@ -13,13 +14,15 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::task::{Context, Poll};
 use workerpick::OwnedReservation;
-use workerpick::service::BoxError;
+use workerpick::service::{BoxError, Permit};
 
 use crate::serve::Addr;
 
-/// One request's load on its upstream, in two shares.
+/// One request's load on its upstream, in two shares, and its place under
+/// the proxy's `--max-in-flight` bound.
 pub struct Booking {
     reservation: Option<OwnedReservation<Addr>>,
+    permit: Option<Permit>,
     prefill: u32,
     decode: u32,
     counters: Arc<Counters>,
@@ -27,9 +30,11 @@ pub struct Booking {
 
 impl Booking {
     /// Takes over `reservation`, booked as `prefill + decode` (any cached
-    /// blocks already given back), and counts both shares in flight.
+    /// blocks already given back), and counts both shares in flight;
+    /// `permit` (the request's admission) goes back with the rest.
     pub fn new(
         reservation: OwnedReservation<Addr>,
+        permit: Option<Permit>,
         prefill: u32,
         decode: u32,
         counters: Arc<Counters>,
@@ -38,6 +43,7 @@ impl Booking {
         counters.decode.fetch_add(u64::from(decode), Relaxed);
         Self {
             reservation: Some(reservation),
+            permit,
             prefill,
             decode,
             counters,
@@ -68,6 +74,7 @@ impl Booking {
             self.counters.decode.fetch_sub(u64::from(self.decode), Relaxed);
             self.prefill = 0;
         }
+        self.permit = None;
     }
 }
 
