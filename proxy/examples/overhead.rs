@@ -116,7 +116,11 @@ async fn main() {
         .build(connector);
     let bodies: Vec<Bytes> = (0..256).map(body).collect();
     let paths = [
-        ("upstream directly (floor)", upstreams[0].addr().to_string(), "/v1/completions"),
+        (
+            "upstream directly (floor)",
+            upstreams[0].addr().to_string(),
+            "/v1/completions",
+        ),
         ("serve, pass-through", proxy.to_string(), "/v1/passthrough"),
         ("serve, LLM path (cost)", proxy.to_string(), "/v1/completions"),
     ];
@@ -199,7 +203,10 @@ async fn main() {
         // the body while keeping nothing.
         let _: serde::de::IgnoredAny = serde_json::from_slice(black_box(b)).unwrap();
         let t5 = Instant::now();
-        for (s, d) in steps.iter_mut().zip([t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4]) {
+        for (s, d) in steps
+            .iter_mut()
+            .zip([t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4])
+        {
             s.push(d);
         }
     }
@@ -211,8 +218,8 @@ async fn main() {
         "store the routing decision",
         "validate only (keep nothing)",
     ]
-        .iter()
-        .zip(steps.iter_mut())
+    .iter()
+    .zip(steps.iter_mut())
     {
         s.sort();
         println!(

@@ -104,7 +104,8 @@ pub async fn measure(fleet: &Fleet, router: Router, plan: load::Plan) -> std::io
     let (outcome, left_booked) = match router {
         Router::Workerpick(mode) => {
             let pool = Arc::new(Pool::from_workers(addrs).map_err(std::io::Error::other)?);
-            let route = route::workerpick(&pool, mode, route::client()).map_err(std::io::Error::other)?;
+            let route = route::workerpick(&pool, mode, workerpick::service::http_client())
+                .map_err(std::io::Error::other)?;
             let proxy = front::start(route).await?;
             let outcome = load::run(proxy.addr(), plan).await;
             // Mid-stream disconnects reach the proxy a moment after the client
@@ -114,7 +115,7 @@ pub async fn measure(fleet: &Fleet, router: Router, plan: load::Plan) -> std::io
             (outcome, Some(left))
         }
         Router::TowerP2c => {
-            let proxy = front::start(route::tower_p2c(&addrs, route::client())).await?;
+            let proxy = front::start(route::tower_p2c(&addrs, workerpick::service::http_client())).await?;
             let outcome = load::run(proxy.addr(), plan).await;
             proxy.stop().await;
             (outcome, None)

@@ -100,7 +100,7 @@ async fn an_empty_pool_a_removed_worker_and_a_refusing_upstream_get_clear_errors
         let refusing = refusing_addr().await.unwrap();
         let pool = Arc::new(Pool::<SocketAddr>::new());
         let proxy = workerpick_proxy::front::start(
-            route::workerpick(&pool, "least-loaded", route::client()).unwrap(),
+            route::workerpick(&pool, "least-loaded", workerpick::service::http_client()).unwrap(),
         )
         .await
         .unwrap();
@@ -166,7 +166,7 @@ async fn load_booked_during_a_stream_is_released_when_the_client_goes_away() {
         let fleet = Fleet::start(&[slow]).await.unwrap();
         let pool = Arc::new(Pool::from_workers(fleet.addrs()).unwrap());
         let proxy = workerpick_proxy::front::start(
-            route::workerpick(&pool, "power-of-two", route::client()).unwrap(),
+            route::workerpick(&pool, "power-of-two", workerpick::service::http_client()).unwrap(),
         )
         .await
         .unwrap();

@@ -48,6 +48,9 @@
 //!   pooled client ([`http_client`]); [`ForwardTo`] names one per worker, and
 //!   [`HttpRoute`] is the whole routing service, a type you can name in a
 //!   struct or an axum state.
+//! - [`Ejection`] takes a worker out of the picks for a while after
+//!   consecutive failures (5xx answers or errors) and lets it back in:
+//!   [`Ejection::watch`] counts every answer of a route's upstreams.
 //!
 //! ```no_run
 //! # #[cfg(feature = "hyper")]
@@ -148,6 +151,8 @@ mod body;
 mod completion;
 mod discovered;
 #[cfg(feature = "hyper")]
+mod ejection;
+#[cfg(feature = "hyper")]
 mod forward;
 #[cfg(feature = "hyper")]
 mod headers;
@@ -163,6 +168,8 @@ pub use admission::{Admission, Permit};
 pub use body::ReservedBody;
 pub use completion::{Completion, OnBodyEnd, OnResponse};
 pub use discovered::{Discovered, Membership};
+#[cfg(feature = "hyper")]
+pub use ejection::{Ejected, EjectedFuture, Ejecting, Ejection, EjectionStats};
 #[cfg(feature = "hyper")]
 pub use forward::{Forward, ForwardFuture, ForwardTo, HttpClient, HttpRoute, http_client};
 #[cfg(feature = "hyper")]

@@ -26,6 +26,7 @@ mod affinity;
 mod alloc;
 mod churn;
 mod device_aware;
+mod ejection;
 mod fleet;
 mod fuzz_regressions;
 mod hold;

@@ -360,7 +360,10 @@ A"}"#,
         }
         // The typed pass took the common bodies itself.
         for body in &bodies[..4] {
-            assert!(serde_json::from_slice::<Completion>(body.as_bytes()).is_ok(), "{body}");
+            assert!(
+                serde_json::from_slice::<Completion>(body.as_bytes()).is_ok(),
+                "{body}"
+            );
         }
     }
 
