@@ -580,18 +580,22 @@ async fn credit_against_hits(feed: Feed, prompts: &[String]) -> (f64, u64, Strin
     (total(&page, "workerpick_llm_credited_blocks_total"), hits, page)
 }
 
+/// Every other request one of 3 hot conversations of 4 blocks, which stay
+/// cached; between them 12 others of 6 blocks, each back after 24
+/// requests, by when engines of 24 blocks have evicted it.
+fn evicting_prompts() -> Vec<String> {
+    (0..96u32)
+        .map(|i| match i % 2 {
+            0 => tokens((i / 2) % 3, 4, i),
+            _ => tokens(100 + (i / 2) % 12, 6, i),
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_engines_kv_events_credit_exactly_what_they_hold() {
     tokio::time::timeout(LIMIT, async {
-        // Every other request one of 3 hot conversations of 4 blocks, which
-        // stay cached; between them 12 others of 6 blocks, each back after
-        // 24 requests, by when engines of 24 blocks have evicted it.
-        let prompts: Vec<String> = (0..96u32)
-            .map(|i| match i % 2 {
-                0 => tokens((i / 2) % 3, 4, i),
-                _ => tokens(100 + (i / 2) % 12, 6, i),
-            })
-            .collect();
+        let prompts = evicting_prompts();
         let (credited, hits, page) = credit_against_hits(
             Feed::Events {
                 lose_every: 0,
@@ -629,12 +633,7 @@ async fn the_engines_kv_events_credit_exactly_what_they_hold() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn batches_lost_from_the_stream_are_replayed_and_the_credit_stays_exact() {
     tokio::time::timeout(LIMIT, async {
-        let prompts: Vec<String> = (0..96u32)
-            .map(|i| match i % 2 {
-                0 => tokens((i / 2) % 3, 4, i),
-                _ => tokens(100 + (i / 2) % 12, 6, i),
-            })
-            .collect();
+        let prompts = evicting_prompts();
         // Every 5th batch left off each engine's PUB stream, its replay
         // socket given: each gap is filled and nothing is lost.
         let feed = Feed::Events {
