@@ -440,8 +440,10 @@ async fn a_session_stays_on_its_engine() {
         // Turns with nothing in common but the session; two at a time, so
         // least-loaded alone would spread them (the bound is wide: two at
         // once on one engine of three is over the default 1.25 × the mean).
+        // The first alone: two first turns at once both find the session
+        // unbound, and each may bind it where it goes.
         for turn in 0..6u32 {
-            let sends: Vec<_> = (0..2u32)
+            let sends: Vec<_> = (0..if turn == 0 { 1 } else { 2 })
                 .map(|k| {
                     let mut r = post(&addr, "/v1/completions", tokens(turn * 2 + k, 1, turn));
                     r.headers_mut()
@@ -456,7 +458,7 @@ async fn a_session_stays_on_its_engine() {
             }
         }
         let served: Vec<u64> = engines.iter().map(|e| e.stats().requests.load(Relaxed)).collect();
-        assert!(served.contains(&12), "every turn on one engine: {served:?}");
+        assert!(served.contains(&11), "every turn on one engine: {served:?}");
         nothing_booked(&client, &addr).await;
     })
     .await

@@ -87,7 +87,9 @@ impl Hasher for Folded {
 /// holds at most `max_sessions` bindings: when full, a new binding first
 /// sweeps out the idle and orphaned ones, and if none was, the session is
 /// routed unbound. A binding is good for one pool, the pool of its first
-/// request.
+/// request. Two first requests of one session at once both find it unbound
+/// and both go through the selector, perhaps to two workers: the binding
+/// that stays is the last written, and every later request follows it.
 ///
 /// ```
 /// use std::time::Duration;
