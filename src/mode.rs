@@ -68,6 +68,32 @@ macro_rules! define_mode {
                 }
             }
 
+            /// How this mode keeps load off a busy worker, as a phrase that
+            /// follows "It" (`None`: it does not compare load, so neither
+            /// load nor what other replicas report of it changes its picks).
+            ///
+            /// ```
+            /// use workerpick::Mode;
+            /// assert_eq!(Mode::RoundRobin.load_rule(), None);
+            /// assert!(Mode::LeastLoaded.load_rule().unwrap().contains("fewest"));
+            /// ```
+            pub const fn load_rule(self) -> Option<&'static str> {
+                match self {
+                    $(Mode::$ty => <selectors::$ty as Configure>::LOAD_RULE,)*
+                }
+            }
+
+            /// Whether reservations held together split exactly evenly over
+            /// equal idle workers (n × k of them over n workers land k on
+            /// each): round-robin's cursor and the minimum's scans do (the
+            /// latency and replica minimums too, where the estimates are equal
+            /// and no peer reports); random draws and the ring do not.
+            pub const fn splits_evenly(self) -> bool {
+                match self {
+                    $(Mode::$ty => <selectors::$ty as Configure>::SPLITS_EVENLY,)*
+                }
+            }
+
             /// A new selector for this mode with its default parameters.
             ///
             /// ```

@@ -65,9 +65,32 @@
 //! [`Mode`](crate::Mode) (variants, names, spellings, parameters, factories)
 //! are generated from it; the [`Registry`](crate::Registry) resolves
 //! built-ins through `Mode`. A mode's parameters are declared in its own file
-//! (its `Configure` impl). So a new built-in is its file plus one line:
+//! (its `Configure` impl), and so are its facts, which have no default so
+//! that a new mode cannot leave them out: `LOAD_RULE` (how it keeps load off
+//! a busy worker, `None` if it compares no load: [`Mode::load_rule`](crate::Mode::load_rule)) and
+//! `SPLITS_EVENLY` ([`Mode::splits_evenly`](crate::Mode::splits_evenly)). The simulator reads both
+//! (which modes get the replica scenario, which promise even bursts, the
+//! sentence under its summary) instead of a list of its own. So a new
+//! built-in is its file plus one line:
 //! [`ReplicaLeastLoaded`](crate::ReplicaLeastLoaded) joined that way, and
 //! the simulator, the proxy and the registry listed it with no edit of theirs.
+//!
+//! ## What a built-in calls to honour capacity, health and draining
+//! - Candidates only through `Context::len` and `Context::candidate(i)`:
+//!   draining workers and those outside the request's mask are already out
+//!   (a stale mask is filtered there too); never index the pool's slots.
+//! - Capacity: when `Context::weights()` is `Some` (two or more distinct
+//!   capacities), compare `(load + weight) / capacity` exactly (the
+//!   `weighted_*` helpers, `load::ratio::Ratio`), never raw loads.
+//! - Health: when `health_any()`, a winner that is not `healthy` goes to the
+//!   health fallback of its shape (`two_choices_unhealthy` for two draws,
+//!   `next_healthy` for a cursor, the scans' health-aware kernels), run on a
+//!   detached context (`detached_choice`) so the hot path stays small.
+//! - Load: read with `Context::load` and answer
+//!   `Choice::validated(slot, load_seen)`: the booking's compare-and-swap
+//!   checks the load compared, and the pick retries if it moved.
+//! - Facts: `LOAD_RULE` and `SPLITS_EVENLY` in its `Configure` impl, true to
+//!   what the mode does (the simulator's burst scenario checks the second).
 //!
 //! # Selectors
 //! Modes are plug-ins behind the object-safe [`Selector`](crate::Selector)

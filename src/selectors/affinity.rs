@@ -323,6 +323,8 @@ impl Selector for Affinity {
 }
 
 impl Configure for Affinity {
+    const LOAD_RULE: Option<&'static str> = Some("sends each request to its key's place on the ring, passing over workers above the load bound");
+    const SPLITS_EVENLY: bool = false;
     const PARAMETERS: &'static [&'static str] = &["balance-factor"];
 
     fn configure(param: impl Fn(&str) -> Result<Option<u32>, Error>) -> Result<Self, Error> {

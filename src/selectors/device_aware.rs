@@ -243,6 +243,8 @@ impl Selector for DeviceAware {
 }
 
 impl Configure for DeviceAware {
+    const LOAD_RULE: Option<&'static str> = Some("holds the CPU workers to about 1/8 of the accelerators' load");
+    const SPLITS_EVENLY: bool = true;
     const PARAMETERS: &'static [&'static str] = &["cpu-ratio"];
 
     fn configure(param: impl Fn(&str) -> Result<Option<u32>, Error>) -> Result<Self, Error> {

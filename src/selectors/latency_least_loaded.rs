@@ -155,4 +155,7 @@ impl Selector for LatencyLeastLoaded {
     }
 }
 
-impl Configure for LatencyLeastLoaded {}
+impl Configure for LatencyLeastLoaded {
+    const LOAD_RULE: Option<&'static str> = Some("sends each request to the least latency estimate x (load + 1)");
+    const SPLITS_EVENLY: bool = true;
+}

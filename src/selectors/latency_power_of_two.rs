@@ -95,4 +95,7 @@ impl Selector for LatencyPowerOfTwo {
     }
 }
 
-impl Configure for LatencyPowerOfTwo {}
+impl Configure for LatencyPowerOfTwo {
+    const LOAD_RULE: Option<&'static str> = Some("sends each request to the cheaper of two random workers by latency estimate x (load + 1)");
+    const SPLITS_EVENLY: bool = false;
+}

@@ -165,6 +165,15 @@ pub(crate) trait Configure: Selector + Default + 'static {
     /// The parameters it takes, by canonical name.
     const PARAMETERS: &'static [&'static str] = &[];
 
+    /// How it keeps load off a busy worker, as a phrase that follows "It"
+    /// (`None`: it does not compare load). No default: a new built-in says.
+    const LOAD_RULE: Option<&'static str>;
+
+    /// Whether reservations held together split exactly evenly over equal
+    /// idle workers (n × k of them over n workers land k on each). No
+    /// default: a new built-in says.
+    const SPLITS_EVENLY: bool;
+
     /// The selector for the values `param` reads (`None`: not set). The
     /// default takes no parameters.
     fn configure(param: impl Fn(&str) -> Result<Option<u32>, Error>) -> Result<Self, Error> {

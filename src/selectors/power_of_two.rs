@@ -83,7 +83,10 @@ impl Selector for PowerOfTwo {
     }
 }
 
-impl Configure for PowerOfTwo {}
+impl Configure for PowerOfTwo {
+    const LOAD_RULE: Option<&'static str> = Some("sends each request to the less loaded of two random workers");
+    const SPLITS_EVENLY: bool = false;
+}
 
 /// The rule's weighted form, and its answer when the winner is unhealthy:
 /// exact, by health first and then by the worker's own load (the penalty

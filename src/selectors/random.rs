@@ -38,7 +38,10 @@ impl Selector for Random {
     }
 }
 
-impl Configure for Random {}
+impl Configure for Random {
+    const LOAD_RULE: Option<&'static str> = None;
+    const SPLITS_EVENLY: bool = false;
+}
 
 /// The rule: one draw; an unhealthy or masked-out draw is drawn again
 /// (out of line, on a detached context).

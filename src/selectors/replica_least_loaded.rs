@@ -100,6 +100,8 @@ impl Selector for ReplicaLeastLoaded {
 }
 
 impl Configure for ReplicaLeastLoaded {
+    const LOAD_RULE: Option<&'static str> = Some("sends each request to the fewest booked, its own bookings over the other replicas' reported load");
+    const SPLITS_EVENLY: bool = true;
     const PARAMETERS: &'static [&'static str] = &["discount"];
 
     fn configure(param: impl Fn(&str) -> Result<Option<u32>, Error>) -> Result<Self, Error> {

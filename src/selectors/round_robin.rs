@@ -68,7 +68,10 @@ impl Selector for RoundRobin {
     }
 }
 
-impl Configure for RoundRobin {}
+impl Configure for RoundRobin {
+    const LOAD_RULE: Option<&'static str> = None;
+    const SPLITS_EVENLY: bool = true;
+}
 
 /// The rule: the ticket's candidate, or (weighted) the schedule's; an
 /// unhealthy or masked-out one passes its turn on.

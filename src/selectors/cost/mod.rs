@@ -159,6 +159,8 @@ impl Selector for Cost {
 }
 
 impl Configure for Cost {
+    const LOAD_RULE: Option<&'static str> = Some("sends each request to the least load less cache credit");
+    const SPLITS_EVENLY: bool = true;
     const PARAMETERS: &'static [&'static str] = &["credit-weight-milli", "temperature-milli", "busy-threshold"];
 
     fn configure(param: impl Fn(&str) -> Result<Option<u32>, Error>) -> Result<Self, Error> {

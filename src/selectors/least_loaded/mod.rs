@@ -62,7 +62,10 @@ impl Selector for LeastLoaded {
     }
 }
 
-impl Configure for LeastLoaded {}
+impl Configure for LeastLoaded {
+    const LOAD_RULE: Option<&'static str> = Some("sends each request to the worker holding the fewest");
+    const SPLITS_EVENLY: bool = true;
+}
 
 /// The rule: the flat scan, or the bounds' pick on a large pool; weighted
 /// and health-decided picks in their files.
