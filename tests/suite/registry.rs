@@ -379,3 +379,24 @@ fn modes_serialize_as_their_names() {
     assert!(err.to_string().contains("round-robin"), "{err}");
     assert!(serde_json::from_str::<Mode>("3").is_err());
 }
+
+#[test]
+fn a_mode_that_says_it_splits_evenly_does_and_its_load_rule_is_a_phrase() {
+    for mode in Mode::ALL {
+        if let Some(rule) = mode.load_rule() {
+            assert!(rule.starts_with(char::is_lowercase), "{mode}: {rule}");
+        }
+        if !mode.splits_evenly() {
+            continue;
+        }
+        // 8 reservations held together over 4 idle equal workers: 2 each.
+        let pool = Pool::from_workers([0, 1, 2, 3]).unwrap();
+        let selector = mode.selector();
+        let held: Vec<_> = (0..8).map(|_| pool.reserve(&*selector).unwrap()).collect();
+        let mut per = [0; 4];
+        for r in &held {
+            per[*r.worker()] += 1;
+        }
+        assert_eq!(per, [2; 4], "{mode}");
+    }
+}
