@@ -67,7 +67,7 @@ impl WorkerInfo {
     /// the rank ([`Reservation::rank`](crate::Reservation::rank)). The count
     /// is fixed while the worker is in the set; out-of-range values are
     /// refused when the info is given to the pool. See
-    /// [`docs::sets`](crate::docs::sets), "Data-parallel ranks".
+    /// [`docs::internal::sets`](crate::docs::internal::sets), "Data-parallel ranks".
     ///
     /// ```
     /// use workerpick::{LeastLoaded, Pool, WorkerInfo};

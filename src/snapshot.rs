@@ -19,7 +19,7 @@ pub(crate) fn padded(slots: usize) -> usize {
 ///
 /// The writer keeps a clone per published snapshot; a removed worker's slot is
 /// reused only once every snapshot that still named it is gone (the
-/// stale-pick hazard of [`docs::sets`](crate::docs::sets): a stale pick
+/// stale-pick hazard of [`docs::internal::sets`](crate::docs::internal::sets): a stale pick
 /// never charges the slot's next owner).
 pub(crate) struct Liveness {
     pub(crate) epoch: u64,
@@ -141,7 +141,7 @@ pub(crate) struct Snapshot<W> {
     pub(crate) index: HashMap<W, u32>,
     /// Each worker with ranks: its first slot. Apart from `index`, so that a
     /// pinned booking on a worker without ranks is the lookup it always was
-    /// (see [`docs::sets`](crate::docs::sets), "Data-parallel ranks").
+    /// (see [`docs::internal::sets`](crate::docs::internal::sets), "Data-parallel ranks").
     pub(crate) ranked: HashMap<W, u32>,
     /// Per slot: the member's key, so a pick names its worker with one load.
     pub(crate) keys: Box<[Option<W>]>,

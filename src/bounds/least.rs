@@ -5,7 +5,7 @@
 //! pool's pick is one try at the floor; otherwise it reads the bounds,
 //! raises stale ones, and counts and draws the ties. `None` sends the caller
 //! to the flat scan. The walk, step by step:
-//! [`docs::bounds`](crate::docs::bounds), "The summarised pick".
+//! [`docs::internal::bounds`](crate::docs::internal::bounds), "The summarised pick".
 
 use super::loads::{Floor, LoadBounds, SUMMARISED_LANES};
 use super::tied::Tied;

@@ -4,7 +4,7 @@
 //! over scores; it draws only among candidates whose factor is at most the
 //! least bound. It answers `None` (the caller scans flat) when the bounds
 //! cannot settle the pick. The walk, step by step:
-//! [`docs::bounds`](crate::docs::bounds), "The weighted summarised pick".
+//! [`docs::internal::bounds`](crate::docs::internal::bounds), "The weighted summarised pick".
 
 use super::loads::SUMMARISED_LANES;
 use super::scores::{self, Scores, Tagged};

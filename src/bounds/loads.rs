@@ -4,7 +4,7 @@
 //! Releases lower them ([`LoadBounds::lowered`]), picks raise them by
 //! compare-and-swap ([`LoadBounds::raise`], [`LoadBounds::raise_floor`]).
 //! Only pools with room for [`SUMMARISED_SLOTS`] slots keep them. The
-//! invariant and its proof: [`docs::bounds`](crate::docs::bounds).
+//! invariant and its proof: [`docs::internal::bounds`](crate::docs::internal::bounds).
 
 use super::raise::{second_look, swap, swap_wide};
 use super::scores::Scores;
@@ -14,7 +14,7 @@ use crate::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use crate::sync::{AtomicArray, CachePadded};
 
 /// The scan length from which a pick uses the bounds (below it, the flat scan
-/// is faster; see `docs::bounds` for the measurements). Under loom, the
+/// is faster; see `docs::internal::bounds` for the measurements). Under loom, the
 /// 8-slot model pools.
 pub(crate) const SUMMARISED_LANES: usize = if cfg!(loom) { 8 } else { 1024 };
 

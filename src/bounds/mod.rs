@@ -2,7 +2,7 @@
 //! of every lane on large pools: bounds on the counters ([`loads`]) and on
 //! the weighted scores ([`scores`]), the raise both share ([`raise`]), and
 //! the two picks ([`least`], [`least_scored`]), which run on the scan's
-//! kernels. The invariant and its proof: [`docs::bounds`](crate::docs::bounds).
+//! kernels. The invariant and its proof: [`docs::internal::bounds`](crate::docs::internal::bounds).
 
 pub(crate) mod least;
 pub(crate) mod least_scored;

@@ -11,7 +11,7 @@ use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 /// landed: a `SeqCst` fence, a second look at what the raised value bounds
 /// (`least`), and `repair` with what it found if that is below `to`, the
 /// value raised to. Either the second look sees a decrement the first look
-/// missed, or the release's `SeqCst` load saw the raise (see `docs::bounds`).
+/// missed, or the release's `SeqCst` load saw the raise (see `docs::internal::bounds`).
 /// Whether the raise landed.
 #[inline(always)]
 pub(super) fn second_look(

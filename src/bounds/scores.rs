@@ -4,7 +4,7 @@
 //! factor carries the *version* of the factors it was computed under, so a
 //! capacity change never makes a stale bound look valid; a pick trusts only
 //! its own version's bounds, a release lowers to 0 on a mismatch. The rules
-//! and their proof: [`docs::bounds`](crate::docs::bounds), "Bounds on weighted
+//! and their proof: [`docs::internal::bounds`](crate::docs::internal::bounds), "Bounds on weighted
 //! scores".
 
 use super::raise::{second_look, swap_wide};

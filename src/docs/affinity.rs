@@ -129,7 +129,7 @@
 //! `Sessions` (feature `sessions`) binds a session key to
 //! the worker its first request went to. A binding names the worker's slot and
 //! identity generation; a bound request checks both against the snapshot its
-//! handle holds for it (the stale-pick rule of [`docs::sets`](super::sets)), so
+//! handle holds for it (the stale-pick rule of [`docs::internal::sets`](super::internal::sets)), so
 //! a binding never lands on a worker that reused the slot, and a binding racing
 //! its worker's removal either sees the worker (a request that started before
 //! the removal returned) or does not (hard:

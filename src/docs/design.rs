@@ -147,15 +147,15 @@
 //! dependency, and its `hyper` feature only the HTTP glue.
 //!
 //! # The other pages
-//! - [`sets`](super::sets): worker sets and bookings (storage, snapshots,
+//! - [`sets`](super::internal::sets): worker sets and bookings (storage, snapshots,
 //!   slot reuse, membership changes, stale masks, booking).
-//! - [`scan`](super::scan): the least-loaded scan and its kernels.
-//! - [`bounds`](super::bounds): least-loaded in sublinear time.
+//! - [`scan`](super::internal::scan): the least-loaded scan and its kernels.
+//! - [`bounds`](super::internal::bounds): least-loaded in sublinear time.
 //! - [`load`](super::load): the load signals and how they combine.
 //! - [`fleets`](super::fleets): capacities, slow start, draining, health.
 //! - [`affinity`](super::affinity): bounded-load affinity, session bindings.
 //! - [`llm`](super::llm): the cost pick, phased load, prefill/decode pairs.
 //! - [`http`](super::http): admission in the HTTP glue.
-//! - [`proofs`](super::proofs): what proves each claim, what fails without
+//! - [`proofs`](super::internal::proofs): what proves each claim, what fails without
 //!   each protection.
 //! - [`performance`](super::performance), [`limitations`](super::limitations).

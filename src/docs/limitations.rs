@@ -84,7 +84,7 @@
 //!   counts slots). Free slots between live ones that are too few for a new
 //!   worker's ranks stay free while the allocated range (which the scan
 //!   covers) grows. Its rank count is fixed while it is in the set or its
-//!   ranks drain (see [`sets`](super::sets), *Data-parallel ranks*). Masks are by worker
+//!   ranks drain (see [`sets`](super::internal::sets), *Data-parallel ranks*). Masks are by worker
 //!   (all ranks or none); a pinned booking without a rank takes the
 //!   least-loaded rank as read, unvalidated; replicas must agree on rank
 //!   counts (a summary entry for a rank the receiving worker lacks is

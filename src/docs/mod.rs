@@ -1,16 +1,20 @@
-//! Design notes, rendered with the API docs. Nothing to call here: start at
-//! [`design`], which links the other pages.
+//! Notes rendered with the API docs; nothing to call here.
+//!
+//! For users of the crate: [`fleets`] (capacities, slow start, draining,
+//! health), [`load`] (the load signals a pick compares), [`affinity`],
+//! [`llm`] (the cost pick, phased load, pairs), [`prefix`] (the prefix
+//! index), [`http`] (the HTTP glue), [`performance`] and [`limitations`].
+//!
+//! For maintainers: [`design`] (how the crate is built, what must stay true
+//! and what proves it), which links the pages under [`internal`].
 
 pub mod affinity;
-pub mod bounds;
 pub mod design;
 pub mod fleets;
 pub mod http;
+pub mod internal;
 pub mod limitations;
 pub mod llm;
 pub mod load;
 pub mod performance;
 pub mod prefix;
-pub mod proofs;
-pub mod scan;
-pub mod sets;

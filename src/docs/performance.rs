@@ -22,7 +22,7 @@
 //!   the floor, on two more cache lines, right after the locked decrement
 //!   (which already orders them): the per-block bounds, kept since they were
 //!   made the default's. That was the largest single cost, and arming
-//!   (see [`bounds`](super::bounds)) removes it
+//!   (see [`bounds`](super::internal::bounds)) removes it
 //!   where no summarised pick runs.
 //! - The rest was the features' checks on every pick, each a load of its
 //!   own word and a branch, several on lines of the pool no plain pick

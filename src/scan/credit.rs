@@ -4,7 +4,7 @@
 //! plus a constant, so its order is the costs' order. A least key below
 //! [`Credit::exact_below`] is exact; the caller answers the rest exactly on
 //! a path of its own. Why nothing wraps:
-//! [`docs::scan`](crate::docs::scan), "The credited scan".
+//! [`docs::internal::scan`](crate::docs::internal::scan), "The credited scan".
 
 /// The per-request input of [`least_credited`](super::least_credited): the lanes'
 /// credits, the weight and the bounds that keep every key exact (see the module

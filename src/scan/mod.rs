@@ -7,7 +7,7 @@
 //! `neon`), read once by the first detection, overrides it for the whole
 //! process: an operator's switch for a deployed router (a suspected kernel
 //! defect, a CPU where AVX-512 slows down) that needs no rebuild. How a scan
-//! works, and why its vector loads are sound: [`docs::scan`](crate::docs::scan).
+//! works, and why its vector loads are sound: [`docs::internal::scan`](crate::docs::internal::scan).
 
 // The three configurations, each spelled once: x86-64 (AVX2 and AVX-512 chosen at run
 // time), aarch64 with NEON, and the rest (scalar only). Miri cannot run inline asm

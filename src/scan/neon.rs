@@ -2,7 +2,7 @@
 //! is the base architecture). Lane arithmetic is `wide`'s `u32x4`; the
 //! horizontal minimum and sum and the counter loads come from `core::arch`
 //! and inline `asm!`. NEON has no masked load: the last 1-3 lanes of a pass
-//! are read with scalar Relaxed loads. See [`docs::scan`](crate::docs::scan),
+//! are read with scalar Relaxed loads. See [`docs::internal::scan`](crate::docs::internal::scan),
 //! "The NEON backend".
 
 use super::vector::{Op, Vector};

@@ -2,7 +2,7 @@
 //! `(min(x, limit) + add) · scale[i]` with `scale[i] = L / c_i`, whose order
 //! is the lanes' load per unit of capacity. A least score below the clamp's
 //! bound is exact; the caller handles the others on an exact path. Why one
-//! clamp for all lanes: [`docs::scan`](crate::docs::scan), "The weighted scan".
+//! clamp for all lanes: [`docs::internal::scan`](crate::docs::internal::scan), "The weighted scan".
 
 /// How [`least_weighted`](super::least_weighted) scores each lane: the factors of its
 /// lanes, the bound on the values, and the request's weight.

@@ -4,7 +4,7 @@
 //! The counters are one array for the pool's limit, never moved or freed,
 //! so growing the set cannot lose a decrement; slots are reused, never freed
 //! (the writer decides when: `membership::Writer::reclaim`). See
-//! [`docs::sets`](crate::docs::sets).
+//! [`docs::internal::sets`](crate::docs::internal::sets).
 
 pub(crate) mod counters;
 pub(crate) mod features;

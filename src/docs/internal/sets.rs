@@ -89,7 +89,7 @@
 //! allocated zeroed up front (untouched pages cost no memory on Linux) and
 //! never moved or freed while the pool lives. Growing the set therefore never
 //! moves a counter and cannot lose a decrement (the growth hazard of
-//! [`docs::sets`](crate::docs::sets)), reservations reach their counter
+//! [`docs::internal::sets`](crate::docs::internal::sets)), reservations reach their counter
 //! with one index, and the least-loaded scan reads one packed slice. Keys are
 //! kept in chunks allocated as the set grows. Slots are *reused*, never freed;
 //! when a slot may be reused is decided by the writer (see

@@ -17,7 +17,7 @@
 //! decrement) and stops. So a default pool that only ever takes random,
 //! round-robin or power-of-two picks, or stays under 1 024 workers, pays one
 //! load and a branch per release, on a line the release reads anyway
-//! (see [`performance`](super::performance)). Why the flag is enough: a raise
+//! (see [`performance`](crate::docs::performance)). Why the flag is enough: a raise
 //! whose second look missed a decrement precedes that release's load of the
 //! flag in the `SeqCst` order, and the raiser armed before it raised, so the
 //! release sees the flag set and lowers as below; the loom model
@@ -174,7 +174,7 @@
 //! the factors, while a pick of the first still runs.
 //!
 //! The invariant, and why the raise's second look keeps it, are in
-//! [`docs::bounds`](crate::docs::bounds).
+//! [`docs::internal::bounds`](crate::docs::internal::bounds).
 //!
 //! # The weighted summarised pick
 //! (`bounds/least_scored.rs`.)
@@ -215,7 +215,7 @@
 //!
 //! The pick's lanes `0..n` are cut into blocks; the last may reach past `n`
 //! (lanes the snapshot does not scan: never a candidate, but their counters
-//! count towards the block's bound, see `docs::bounds`). Let `lo` be the least
+//! count towards the block's bound, see `docs::internal::bounds`). Let `lo` be the least
 //! bound. Every lane's effective value (counter `|` exclusion) is at least its
 //! block's bound, so at least `lo`; a lane holding `lo` is therefore at the
 //! global minimum, and every lane at the global minimum then lies in a block
@@ -241,7 +241,7 @@
 //!
 //! The counters are cut into blocks of `1 << shift` lanes; cell `b` holds a
 //! value that is never above the least counter of block `b` (the invariant,
-//! with its proof, is in [`docs::bounds`](crate::docs::bounds)). Releases lower
+//! with its proof, is in [`docs::internal::bounds`](crate::docs::internal::bounds)). Releases lower
 //! a cell (`LoadBounds::lowered`); bookings never touch it; a pick that finds a
 //! block's least counter above its cell raises the cell by compare-and-swap
 //! from the value it read (`LoadBounds::raise`). Above the cells one more
