@@ -155,6 +155,20 @@ impl<W: Clone + Eq + Hash + Send + Sync + 'static> Ejection<W> {
         });
     }
 
+    /// Drops `worker`'s counts (for a worker gone for good: the counts of
+    /// every worker ever recorded are kept until then, so a fleet that
+    /// churns through new names forgets the old ones here). An ejection
+    /// under way still lets it back in when its time is up.
+    pub fn forget(&self, worker: &W) {
+        if self.shared.counts.load().contains_key(worker) {
+            self.shared.counts.rcu(|map| {
+                let mut map = HashMap::clone(map);
+                map.remove(worker);
+                map
+            });
+        }
+    }
+
     /// `worker`'s counts (all zero before its first answer).
     pub fn stats(&self, worker: &W) -> EjectionStats {
         match self.shared.counts.load().get(worker) {

@@ -94,5 +94,7 @@ async fn a_worker_that_joins_later_is_counted_and_a_removed_one_is_harmless() {
     // Not (or no longer) a worker: counted, nothing to mark.
     ejection.record(&"gone", true);
     assert_eq!(ejection.stats(&"gone").errors, 1);
+    ejection.forget(&"gone");
+    assert_eq!(ejection.stats(&"gone"), Default::default());
     assert_eq!(pool.is_healthy(&"a"), Some(true));
 }
