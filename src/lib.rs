@@ -62,7 +62,7 @@
 //! | prefill/decode | [`Pairs`], [`PairRequest`], [`PairPreview`], [`Plan`], [`Decider`], [`PairReservation`], [`OwnedPairReservation`], [`PairHandle`], [`PairGuard`] |
 //! | writing a mode | [`Selector`], [`Context`], [`Slot`], [`Choice`], [`Intent`], [`Rng`] |
 //! | limits and errors | [`Error`], [`DEFAULT_MAX_WORKERS`], [`MAX_WORKERS_LIMIT`] |
-//! | modules | [`docs`] (design, proofs, performance, limitations), [`scan`] (the SIMD backends), [`prefix`] (the prefix index), `kv_events` (engine KV events into it; features `kv-events`, `kv-events-zmq`), `service` (features `tower`, `hyper`) |
+//! | modules | [`docs`] (design, proofs, performance, limitations), [`queue`] (admission: requests wait for room by priority and fair share), [`scan`] (the SIMD backends), [`prefix`] (the prefix index), `kv_events` (engine KV events into it; features `kv-events`, `kv-events-zmq`), `service` (features `tower`, `hyper`) |
 //!
 //! See [`docs`] for the design, its invariants and their proofs.
 
@@ -94,6 +94,7 @@ mod owned;
 mod pair;
 mod pool;
 pub mod prefix;
+pub mod queue;
 mod registry;
 mod remap;
 mod reports;

@@ -25,6 +25,22 @@ pub(crate) mod atomic {
 
 pub(crate) use crossbeam_utils::CachePadded;
 
+/// Parking for the admission queue's blocking waiters: std's, or loom's (which
+/// has no timed park; no model waits on a deadline).
+pub(crate) mod thread {
+    #[cfg(not(loom))]
+    pub(crate) use std::thread::{Thread, current, park, park_timeout};
+
+    #[cfg(loom)]
+    pub(crate) use loom::thread::{Thread, current, park};
+
+    /// Loom model of a timed park: an untimed one.
+    #[cfg(loom)]
+    pub(crate) fn park_timeout(_: std::time::Duration) {
+        park();
+    }
+}
+
 /// One turn of a reader's wait for a writer (under loom, a yield, so the
 /// model lets the writer run).
 #[inline(always)]

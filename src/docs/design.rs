@@ -34,6 +34,7 @@
 //! | the scan | `scan/` (kernels only: scalar reference, AVX2, AVX-512, NEON, behind one `Kernel`) |
 //! | load signals | `load/` (reported load as the counters hold it, health, capacity ratio, latency, cache credit: see [`load`](super::load)) |
 //! | the prefix index | `prefix/` (block keys, the lock-free table and its writer, lookups into [`Matches`](crate::prefix::Matches): see [`prefix`](super::prefix)); it feeds [`CacheHits`](crate::CacheHits) and nothing below it depends on it |
+//! | admission | `queue/` ([`Queue`](crate::queue::Queue): requests wait for room by priority class and tenants' fair shares; above the pick, which does not know it: see [`admission`](super::admission)) |
 //! | engine events | `kv_events/` (features `kv-events`, `kv-events-zmq`: the wire decoder, one applier per engine into the prefix index with its gap rule, the ZMQ subscriber); above the index, and nothing in the core depends on it |
 //! | per-request inputs | `request.rs`, `eligibility.rs` |
 //! | the set and its writer | `membership.rs` (membership changes, slot reuse), `snapshot.rs`, `remap.rs`, `weights/` (the tables a snapshot builds from capacities), `fleet/` (slow start), `reports/` (reports and replica summaries), `affinity/` (the ring a snapshot carries, session bindings) |

@@ -39,6 +39,7 @@ mod owned;
 mod panic_safety;
 mod phased;
 mod prefix;
+mod queue;
 mod ranks;
 mod registry;
 mod reported;

@@ -1,0 +1,52 @@
+//! The admission queue ([`Queue`](crate::queue::Queue)): what it promises,
+//! how it orders waiters, and its limits. How it is built (its lock, and why
+//! no waiter sleeps while room exists):
+//! [`internal::admission`](super::internal::admission).
+//!
+//! # What it promises
+//! - A queued request is admitted exactly once, or ends with an error
+//!   (its deadline, a refused pick, a full queue) with nothing booked for
+//!   it; a dropped [`Ticket`](crate::queue::Ticket) leaves no trace: it
+//!   leaves the order without charging its tenant, and a booking a pump made
+//!   for it meanwhile is given back (and admits the next waiter).
+//! - While a request waits, every worker was saturated when it was last
+//!   looked at: a worker is saturated at `in_flight_limit × capacity`
+//!   booked here, or at `reported_limit` reported. An admission lands on a
+//!   worker with room: the selector's choice, or, if the selector chose a
+//!   saturated one, the worker with room least loaded for its capacity.
+//! - The limit holds exactly among the queue's admissions, on the lock-free
+//!   path too: a booking is kept only if, read with a read-modify-write
+//!   (which sees the last value of the counter, where a load may not), the
+//!   worker's load without it is under the limit. Of bookings racing for the
+//!   last room, the last to check sees all the others, so at most the limit
+//!   are kept; a loser gives its booking back at once and queues (or, in a
+//!   pump, stays queued: the racer that beat it, or the one that also gave
+//!   back and then queues, pumps after). The selector's booking is made
+//!   first and checked after (no pass over the set while it finds room), so
+//!   a request that finds every worker saturated books and gives back once;
+//!   such a booking is visible to [`Pool::in_flight`](crate::Pool::in_flight)
+//!   and to plain picks for that moment.
+//! - Classes are strict: a class waits while a higher one has waiters.
+//!   Within a class, tenants share by start-time fair queuing: a tenant's
+//!   next waiter starts at `max(its last finish, the class clock)` and
+//!   finishes `uncached ÷ weight` later, the earliest start leaves first,
+//!   and the class clock moves to the start of the waiter that left. The
+//!   cost is the request's uncached tokens, `weight − credit`: a tenant of
+//!   long uncached prompts and one of cached ones get the fleet's work in
+//!   the ratio of their weights, not their request counts. An idle tenant
+//!   banks nothing (its start is at least the clock), and only an admission
+//!   charges: a cancelled waiter costs its tenant nothing.
+//!
+//! # Limits
+//! - The pump books with the entry's weight and key; the eligibility mask
+//!   and cache hits of a [`Request`](crate::Request) are not carried (a
+//!   waiter's borrowed inputs cannot outlive its enqueue). The credit counts
+//!   in the fair share only.
+//! - A future keeps no timer: its deadline is checked when it is polled;
+//!   [`expire`](crate::queue::Queue::expire) from a ticker, or the
+//!   runtime's timeout around the future, ends it on time.
+//! - Reports that age out are not counted as saturation: an expired report
+//!   reads as no load.
+//! - A newcomer that races a new waiter past the empty-queue check may
+//!   book ahead of it (a fair-share slip of one request, never a lost one).
+//! - At most 8 classes and 64 tenants; the fair shares are one router's.

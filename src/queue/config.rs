@@ -1,0 +1,101 @@
+use super::order::{MAX_CLASSES, MAX_TENANTS};
+use crate::error::Error;
+
+/// How a [`Queue`](super::Queue) is sized and when a worker has room.
+///
+/// A worker is *saturated* when its in-flight load here reaches
+/// `in_flight_limit × capacity weight`, or its reported load reaches
+/// `reported_limit`; a request waits while every candidate is saturated.
+/// With neither limit set no worker saturates and every request is
+/// admitted at once.
+///
+/// ```
+/// use workerpick::queue::QueueConfig;
+/// let config = QueueConfig::new().capacity(256).classes(2).tenants(&[4, 1]).in_flight_limit(8);
+/// assert!(config.check().is_ok());
+/// assert!(QueueConfig::new().classes(9).check().is_err());
+/// ```
+#[derive(Clone, Debug)]
+pub struct QueueConfig {
+    pub(crate) capacity: usize,
+    pub(crate) classes: usize,
+    pub(crate) weights: Vec<u32>,
+    pub(crate) in_flight_limit: Option<u32>,
+    pub(crate) reported_limit: Option<u32>,
+}
+
+impl QueueConfig {
+    /// 1024 waiter slots, one class, one tenant of weight 1, no limit.
+    pub fn new() -> Self {
+        Self {
+            capacity: 1024,
+            classes: 1,
+            weights: vec![1],
+            in_flight_limit: None,
+            reported_limit: None,
+        }
+    }
+
+    /// How many requests may wait at once; one more is [`QueueError::Full`](super::QueueError::Full).
+    /// The slots are allocated once, when the queue is built.
+    pub fn capacity(mut self, slots: usize) -> Self {
+        self.capacity = slots;
+        self
+    }
+
+    /// How many strict priority classes, `1..=8`.
+    pub fn classes(mut self, classes: usize) -> Self {
+        self.classes = classes;
+        self
+    }
+
+    /// One fair-share weight per tenant (tenant `i` weighs `weights[i]`),
+    /// `1..=64` tenants, each weight `>= 1`.
+    pub fn tenants(mut self, weights: &[u32]) -> Self {
+        self.weights = weights.to_vec();
+        self
+    }
+
+    /// A worker is saturated at this in-flight load (in the units of the
+    /// entries' weights) per unit of its capacity weight.
+    pub fn in_flight_limit(mut self, per_capacity: u32) -> Self {
+        self.in_flight_limit = Some(per_capacity);
+        self
+    }
+
+    /// A worker is saturated at this reported load (see
+    /// [`Pool::report_load`](crate::Pool::report_load)).
+    pub fn reported_limit(mut self, load: u32) -> Self {
+        self.reported_limit = Some(load);
+        self
+    }
+
+    /// Refuses a configuration out of range.
+    pub fn check(&self) -> Result<(), Error> {
+        let bad = |what, why: &str| {
+            Err(Error::InvalidConfig {
+                what,
+                why: why.to_string(),
+            })
+        };
+        if self.capacity == 0 || self.capacity >= super::order::NONE as usize {
+            return bad("capacity", "must be at least 1 and below u32::MAX");
+        }
+        if !(1..=MAX_CLASSES).contains(&self.classes) {
+            return bad("classes", "must be 1 to 8");
+        }
+        if !(1..=MAX_TENANTS).contains(&self.weights.len()) {
+            return bad("tenants", "must be 1 to 64");
+        }
+        if self.weights.contains(&0) {
+            return bad("tenants", "every weight must be at least 1");
+        }
+        Ok(())
+    }
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,242 @@
+//! An admission queue in front of the pick: requests wait while every worker
+//! is saturated, and leave by strict priority class, then by tenants' fair
+//! shares of uncached tokens. The plain pick and release paths do not know
+//! it exists. What it promises: [`docs::admission`](crate::docs::admission);
+//! its lock and the wake-up proof:
+//! [`docs::internal::admission`](crate::docs::internal::admission).
+
+mod admitted;
+mod config;
+mod entry;
+mod error;
+mod gate;
+mod order;
+mod ticket;
+mod waiter;
+
+pub use admitted::Admitted;
+pub use config::QueueConfig;
+pub use entry::Entry;
+pub use error::QueueError;
+pub use ticket::Ticket;
+
+use crate::booking;
+use crate::error::Error;
+use crate::pool::Pool;
+use crate::request::Request;
+use crate::rng::Rng;
+use crate::selectors::Selector;
+use crate::snapshot::Snapshot;
+use crate::storage::Booked;
+use crate::sync::atomic::{AtomicUsize, Ordering, fence};
+use crate::sync::{Arc, CachePadded, Mutex, lock};
+use core::fmt;
+use core::hash::Hash;
+use gate::Gate;
+use std::time::Instant;
+use waiter::{Inner, State};
+
+/// Requests waiting for room on a shared [`Pool`], admitted by one selector.
+///
+/// [`enqueue`](Self::enqueue) books at once when nobody waits and a worker
+/// has room, without taking the queue's lock; otherwise the request takes a
+/// preallocated slot and its [`Ticket`] waits (try, blocking or as a
+/// future). Room appears when an [`Admitted`] drops: its release admits the
+/// next waiters. Releases and reports the queue does not see (plain
+/// reservations on the same pool, [`Pool::report_load`]) need a
+/// [`pump`](Self::pump) after them.
+///
+/// ```
+/// use std::sync::Arc;
+/// use workerpick::queue::{Entry, Queue, QueueConfig};
+/// use workerpick::{LeastLoaded, Pool};
+///
+/// let pool = Arc::new(Pool::from_workers(["gpu-0"]).unwrap());
+/// let queue = Queue::new(pool, LeastLoaded::new(), QueueConfig::new().in_flight_limit(1)).unwrap();
+///
+/// let first = queue.enqueue(Entry::new()).unwrap().wait().unwrap(); // room: booked at once
+/// let mut second = queue.enqueue(Entry::new()).unwrap();
+/// assert!(second.try_admit().unwrap().is_none()); // gpu-0 is at its limit
+/// drop(first); // the release admits the waiter
+/// let second = second.try_admit().unwrap().unwrap();
+/// assert_eq!(*second.worker(), "gpu-0");
+/// ```
+pub struct Queue<W, S> {
+    pool: Arc<Pool<W>>,
+    selector: S,
+    gate: Gate,
+    classes: usize,
+    tenants: usize,
+    /// Waiters in the order, for the lock-free checks after a release.
+    waiting: CachePadded<AtomicUsize>,
+    inner: Mutex<Inner<W>>,
+}
+
+impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
+    /// A queue over `pool` that books with `selector`; its slots and order
+    /// are allocated here, once.
+    pub fn new(pool: Arc<Pool<W>>, selector: S, config: QueueConfig) -> Result<Self, Error> {
+        config.check()?;
+        Ok(Self {
+            pool,
+            selector,
+            gate: Gate::new(&config),
+            classes: config.classes,
+            tenants: config.weights.len(),
+            waiting: CachePadded::new(AtomicUsize::new(0)),
+            inner: Mutex::new(Inner::new(&config)),
+        })
+    }
+
+    /// The pool the queue books on.
+    pub fn pool(&self) -> &Arc<Pool<W>> {
+        &self.pool
+    }
+
+    /// How many requests wait now.
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::Relaxed)
+    }
+
+    /// Queues `entry`, or books it at once when nobody waits and a worker has
+    /// room. [`QueueError::Full`] when every slot is taken,
+    /// [`QueueError::Unknown`] for a class or tenant beyond the
+    /// configuration, [`QueueError::Timeout`] for a deadline already past.
+    pub fn enqueue(&self, entry: Entry) -> Result<Ticket<'_, W, S>, QueueError> {
+        if entry.class >= self.classes || entry.tenant >= self.tenants {
+            return Err(QueueError::Unknown);
+        }
+        // A hint only: a request that races a new waiter past this check
+        // may go first, which no waiter can notice but as a fair-share slip.
+        if self.waiting.load(Ordering::Relaxed) == 0 {
+            let snap = self.pool.snapshot();
+            match self.book(&snap, &mut Rng::new(), &entry) {
+                Some(Ok(booked)) => return Ok(Ticket::ready(self, booked)),
+                Some(Err(e)) => return Err(QueueError::Pick(e)),
+                None => {}
+            }
+        }
+        if entry.deadline.is_some_and(|d| d <= Instant::now()) {
+            return Err(QueueError::Timeout);
+        }
+        let mut inner = lock(&self.inner);
+        let slot = inner.push(entry).ok_or(QueueError::Full)?;
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        // SeqCst: pairs with the fence in `after_release`. Either that
+        // release's load of `waiting` sees this waiter, or the pump below
+        // sees the release's lower count (no waiter sleeps while room exists).
+        fence(Ordering::SeqCst);
+        drop(inner);
+        self.pump();
+        Ok(Ticket::waiting(self, slot, entry.deadline))
+    }
+
+    /// Admits waiters while a worker has room; returns how many. Call it
+    /// after a change the queue does not see: a plain reservation's release,
+    /// a report, a worker joining or its capacity growing.
+    pub fn pump(&self) -> usize {
+        let mut admitted = 0;
+        loop {
+            let mut inner = lock(&self.inner);
+            let Some(slot) = inner.order.head() else {
+                break;
+            };
+            let entry = inner.entry(slot);
+            let snap = self.pool.snapshot();
+            let Some(result) = self.book(&snap, &mut inner.rng, &entry) else {
+                break;
+            };
+            let state = match result {
+                Ok(booked) => {
+                    inner.order.admit_head(slot);
+                    State::Admitted(booked)
+                }
+                Err(e) => {
+                    inner.order.remove(slot);
+                    State::Failed(QueueError::Pick(e))
+                }
+            };
+            self.waiting.fetch_sub(1, Ordering::Relaxed);
+            let wake = inner.settle(slot, state);
+            drop(inner);
+            wake.wake();
+            admitted += 1;
+        }
+        admitted
+    }
+
+    /// Ends every waiter whose deadline has passed with
+    /// [`QueueError::Timeout`] and wakes it; returns how many. A blocking
+    /// [`Ticket::wait`] keeps its own deadline; a future cannot without a
+    /// timer, so an async router calls this from one (every few
+    /// milliseconds) or wraps the future in its runtime's timeout (dropping
+    /// a ticket cancels it).
+    pub fn expire(&self) -> usize {
+        let now = Instant::now();
+        let mut inner = lock(&self.inner);
+        let mut ended = 0;
+        for slot in 0..inner.len() {
+            if inner.is_overdue(slot, now) {
+                inner.order.remove(slot);
+                self.waiting.fetch_sub(1, Ordering::Relaxed);
+                inner.settle(slot, State::Failed(QueueError::Timeout)).wake();
+                ended += 1;
+            }
+        }
+        ended
+    }
+
+    /// Books `entry` if some worker has room: where the selector chooses, or
+    /// on the roomiest worker if the selector chose a saturated one. `None`:
+    /// no worker has room, or a racing booking took the last of it (see
+    /// [`Gate::kept`]).
+    fn book(&self, snap: &Snapshot<W>, rng: &mut Rng, entry: &Entry) -> Option<Result<Booked<W>, Error>> {
+        let pool = &*self.pool;
+        let mut request = Request::new().weight(entry.weight);
+        if let Some(key) = entry.key {
+            request = request.key(key);
+        }
+        // Booked first and checked after, not scanned first: with room where
+        // the selector looks, the saturation rule costs one check, not a
+        // pass over the set.
+        let booked = match booking::reserve(pool, snap, rng, &request, &self.selector, |b| b) {
+            Ok(booked) => booked,
+            Err(e) => return Some(Err(e)),
+        };
+        let (slot, weight) = (booked.slot(), booked.weight());
+        if self.gate.kept(pool, snap, slot, weight) {
+            return Some(Ok(booked));
+        }
+        // Given back at once: it only undoes this booking, so it makes no
+        // room that a waiter could be owed.
+        pool.slots.release(&booked);
+        let roomiest = self.gate.roomiest(pool, snap)?;
+        let moved = booking::book(pool, snap, roomiest, weight).ok()?;
+        if self.gate.kept(pool, snap, roomiest, weight) {
+            return Some(Ok(moved));
+        }
+        pool.slots.release(&moved);
+        None
+    }
+
+    /// After a booking made by the queue is given back: admits waiters if
+    /// any wait.
+    fn after_release(&self) {
+        // SeqCst: pairs with the fence in `enqueue`, after the release's
+        // decrement (see there).
+        fence(Ordering::SeqCst);
+        if self.waiting.load(Ordering::Relaxed) > 0 {
+            self.pump();
+        }
+    }
+}
+
+impl<W, S> fmt::Debug for Queue<W, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Queue")
+            .field("classes", &self.classes)
+            .field("tenants", &self.tenants)
+            .field("waiting", &self.waiting.load(Ordering::Relaxed))
+            .finish()
+    }
+}
