@@ -1,6 +1,7 @@
 //! The simulator's core, shared by the `simulate` binary (the command line)
 //! and `tests/simulate.rs` (its invariants on a small configuration).
 
+pub mod admission;
 pub mod bursts;
 pub mod disagg;
 pub mod engine;

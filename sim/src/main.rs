@@ -567,6 +567,11 @@ fn main() -> ExitCode {
             ..sim::disagg::Fleet::default()
         };
         print!("\n{}", sim::disagg::table(&f, &sim::disagg::run_all(&f)));
+        let a = sim::admission::Scenario {
+            seed: args.seed,
+            ..Default::default()
+        };
+        print!("\n{}", sim::admission::table(&a, &sim::admission::run_all(&a)));
     }
     if let Some(trace) = &mooncake {
         for &speedup in &args.mooncake_speedups {

@@ -54,6 +54,30 @@ impl<'q, W: Clone + Eq + Hash + Send + Sync, S: Selector> Admitted<'q, W, S> {
         self.reservation.as_ref().map_or(0, Reservation::weight)
     }
 
+    /// Gives back `n` of the booked load now and keeps the rest (see
+    /// [`Reservation::release_part`]), then admits waiters into the room it
+    /// made; returns how much it gave back.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use workerpick::queue::{Entry, Queue, QueueConfig};
+    /// use workerpick::{LeastLoaded, Pool};
+    /// let pool = Arc::new(Pool::from_workers(["a"]).unwrap());
+    /// let queue = Queue::new(pool, LeastLoaded::new(), QueueConfig::new().in_flight_limit(8)).unwrap();
+    /// let mut prompt = queue.enqueue(Entry::new().weight(10)).unwrap().wait().unwrap();
+    /// let mut next = queue.enqueue(Entry::new().weight(4)).unwrap();
+    /// assert!(next.try_admit().unwrap().is_none());
+    /// assert_eq!(prompt.release_part(9), 9); // the prefill's share, at the first token
+    /// assert!(next.try_admit().unwrap().is_some());
+    /// ```
+    pub fn release_part(&mut self, n: u32) -> u32 {
+        let given = self.reservation().release_part(n);
+        if given > 0 {
+            self.queue.after_release();
+        }
+        given
+    }
+
     /// The plain reservation; its release no longer admits anyone, so call
     /// [`Queue::pump`] after it.
     pub fn into_reservation(mut self) -> Reservation<'q, W> {
