@@ -34,7 +34,9 @@ impl<'q, W: Clone + Eq + Hash + Send + Sync, S: Selector> Admitted<'q, W, S> {
         }
     }
 
-    /// The booking (for its rank, partial releases, added charges).
+    /// The booking (for its rank, added charges). A partial release through
+    /// it admits nobody: use [`release_part`](Self::release_part), or
+    /// [`Queue::pump`] after it.
     pub fn reservation(&mut self) -> &mut Reservation<'q, W> {
         self.reservation
             .as_mut()

@@ -101,7 +101,8 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
     /// Queues `entry`, or books it at once when nobody waits and a worker has
     /// room. [`QueueError::Full`] when every slot is taken,
     /// [`QueueError::Unknown`] for a class or tenant beyond the
-    /// configuration, [`QueueError::Timeout`] for a deadline already past.
+    /// configuration, [`QueueError::Timeout`] for a deadline already past,
+    /// [`QueueError::Pick`] when the pick itself refuses (an empty set).
     pub fn enqueue(&self, entry: Entry) -> Result<Ticket<'_, W, S>, QueueError> {
         if entry.class >= self.classes || entry.tenant >= self.tenants {
             return Err(QueueError::Unknown);
@@ -173,15 +174,19 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
     /// a ticket cancels it).
     pub fn expire(&self) -> usize {
         let now = Instant::now();
-        let mut inner = lock(&self.inner);
-        let mut ended = 0;
-        for slot in 0..inner.len() {
-            if inner.is_overdue(slot, now) {
-                inner.order.remove(slot);
-                self.waiting.fetch_sub(1, Ordering::Relaxed);
-                inner.settle(slot, State::Failed(QueueError::Timeout)).wake();
-                ended += 1;
-            }
+        let (mut ended, mut from) = (0, 0);
+        loop {
+            let mut inner = lock(&self.inner);
+            let Some(slot) = (from..inner.len()).find(|&slot| inner.is_overdue(slot, now)) else {
+                break;
+            };
+            inner.order.remove(slot);
+            self.waiting.fetch_sub(1, Ordering::Relaxed);
+            let wake = inner.settle(slot, State::Failed(QueueError::Timeout));
+            // Woken with the lock released: a waker may poll its task at once.
+            drop(inner);
+            wake.wake();
+            (ended, from) = (ended + 1, slot + 1);
         }
         ended
     }

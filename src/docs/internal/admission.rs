@@ -40,7 +40,8 @@
 //! deadlock there). It fails, as it should, with the pump after a push
 //! taken out (a deadlock: the waiter parks after the release looked) and
 //! with the check that keeps a booking taken out (two admissions held under
-//! a limit of one). It does not tell the fences from none: loom orders every
+//! a limit of one), and with a dropped, admitted but untaken ticket keeping
+//! its booking (a count left at 1). It does not tell the fences from none: loom orders every
 //! SeqCst access in one total order and synchronises them, stronger than
 //! the memory model (and than an ARM store-release then load), so the
 //! fences' argument above is the proof there.
