@@ -11,7 +11,9 @@
 //!   for it meanwhile is given back (and admits the next waiter).
 //! - While a request waits, every worker was saturated when it was last
 //!   looked at: a worker is saturated at `in_flight_limit × capacity`
-//!   booked here, or at `reported_limit` reported. An admission lands on a
+//!   booked here, at `reported_limit` reported, or when its own last report
+//!   (a report of 0 counts) is older than `stale_after` or never came: an
+//!   unknown load is not room. An admission lands on a
 //!   worker with room: the selector's choice, or, if the selector chose a
 //!   saturated one, the worker with room least loaded for its capacity.
 //! - The limit holds exactly among the queue's admissions, on the lock-free
@@ -45,8 +47,8 @@
 //! - A future keeps no timer: its deadline is checked when it is polled;
 //!   [`expire`](crate::queue::Queue::expire) from a ticker, or the
 //!   runtime's timeout around the future, ends it on time.
-//! - Reports that age out are not counted as saturation: an expired report
-//!   reads as no load.
+//! - Staleness follows the worker's own reports only; a peer replica's
+//!   summary does not refresh it.
 //! - A newcomer that races a new waiter past the empty-queue check may
 //!   book ahead of it (a fair-share slip of one request, never a lost one).
 //! - At most 8 classes and 64 tenants; the fair shares are one router's.

@@ -1,13 +1,14 @@
 use super::order::{MAX_CLASSES, MAX_TENANTS};
 use crate::error::Error;
+use std::time::Duration;
 
 /// How a [`Queue`](super::Queue) is sized and when a worker has room.
 ///
 /// A worker is *saturated* when its in-flight load here reaches
 /// `in_flight_limit × capacity weight`, or its reported load reaches
-/// `reported_limit`; a request waits while every candidate is saturated.
-/// With neither limit set no worker saturates and every request is
-/// admitted at once.
+/// `reported_limit`, or its last report is older than `stale_after`; a
+/// request waits while every candidate is saturated. With none of them set
+/// no worker saturates and every request is admitted at once.
 ///
 /// ```
 /// use workerpick::queue::QueueConfig;
@@ -22,6 +23,7 @@ pub struct QueueConfig {
     pub(crate) weights: Vec<u32>,
     pub(crate) in_flight_limit: Option<u32>,
     pub(crate) reported_limit: Option<u32>,
+    pub(crate) stale_after: Option<Duration>,
 }
 
 impl QueueConfig {
@@ -33,6 +35,7 @@ impl QueueConfig {
             weights: vec![1],
             in_flight_limit: None,
             reported_limit: None,
+            stale_after: None,
         }
     }
 
@@ -67,6 +70,30 @@ impl QueueConfig {
     /// [`Pool::report_load`](crate::Pool::report_load)).
     pub fn reported_limit(mut self, load: u32) -> Self {
         self.reported_limit = Some(load);
+        self
+    }
+
+    /// A worker that has not reported its own load (see
+    /// [`Pool::report_load`](crate::Pool::report_load); a report of 0 counts)
+    /// for `age`, or never since it joined, is saturated: its load is not
+    /// known. A pump after the next report sees it again.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use workerpick::queue::{Entry, Queue, QueueConfig};
+    /// use workerpick::{LeastLoaded, Pool};
+    /// let pool = Arc::new(Pool::from_workers(["a"]).unwrap());
+    /// let config = QueueConfig::new().stale_after(Duration::from_secs(1));
+    /// let queue = Queue::new(pool.clone(), LeastLoaded::new(), config).unwrap();
+    /// let mut t = queue.enqueue(Entry::new()).unwrap();
+    /// assert!(t.try_admit().unwrap().is_none()); // "a" never reported
+    /// pool.report_load(&"a", 0);
+    /// assert_eq!(queue.pump(), 1);
+    /// assert!(t.try_admit().unwrap().is_some());
+    /// ```
+    pub fn stale_after(mut self, age: Duration) -> Self {
+        self.stale_after = Some(age);
         self
     }
 

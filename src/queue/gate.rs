@@ -4,12 +4,14 @@ use super::config::QueueConfig;
 use crate::pool::Pool;
 use crate::snapshot::Snapshot;
 use crate::sync::atomic::Ordering;
+use std::time::Duration;
 
 /// The limits a worker is saturated at (see [`QueueConfig`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Gate {
     in_flight: Option<u32>,
     reported: Option<u32>,
+    stale_after: Option<Duration>,
 }
 
 impl Gate {
@@ -17,6 +19,7 @@ impl Gate {
         Self {
             in_flight: config.in_flight_limit,
             reported: config.reported_limit,
+            stale_after: config.stale_after,
         }
     }
 
@@ -28,6 +31,12 @@ impl Gate {
             let capacity = snap.view.info[slot as usize].capacity_weight();
             let booked = pool.booked_load(slot).saturating_sub(extra);
             if booked >= per.saturating_mul(capacity) {
+                return false;
+            }
+        }
+        if let Some(age) = self.stale_after {
+            let fresh = pool.reported.heard(slot).is_some_and(|at| at.elapsed() < age);
+            if !fresh {
                 return false;
             }
         }
@@ -43,7 +52,7 @@ impl Gate {
     /// back (each caller then queues or retries under the lock), so a limit
     /// holds exactly among the queue's bookings.
     pub(crate) fn kept<W>(&self, pool: &Pool<W>, snap: &Snapshot<W>, slot: u32, weight: u32) -> bool {
-        if self.in_flight.is_none() && self.reported.is_none() {
+        if self.in_flight.is_none() && self.reported.is_none() && self.stale_after.is_none() {
             return true;
         }
         // A read-modify-write reads the last value in the counter's

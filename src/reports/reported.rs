@@ -92,6 +92,12 @@ impl Reported {
         &self.board
     }
 
+    /// When the worker in `slot` last reported its own load (under the report
+    /// lock; only the admission queue's staleness rule asks).
+    pub(crate) fn heard(&self, slot: u32) -> Option<Instant> {
+        lock(&self.state).heard(slot)
+    }
+
     /// A view of the bookings in the counters (see [`OwnBookings`]).
     pub(crate) fn booked(&self) -> OwnBookings<'_> {
         let held = (self.used.load(SeqCst) != 0).then(|| lock(&self.state));

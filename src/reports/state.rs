@@ -20,6 +20,9 @@ struct SlotState {
     total: u64,
     /// The worker's own report and when it came.
     direct: Option<(u32, Instant)>,
+    /// When the worker last reported, a report of 0 included (the admission
+    /// queue's staleness rule reads it).
+    heard: Option<Instant>,
     /// The reported load counted in the slot's counter now.
     applied: u32,
     /// Whether `total` moved since it was last folded.
@@ -194,6 +197,7 @@ impl Reports {
     /// The worker in `slot` (generation `owner`) reports `load` of its own.
     pub(crate) fn report(&mut self, cells: Cells<'_>, slot: u32, owner: u32, load: u32, now: Instant) {
         let tag = self.claim(slot, owner);
+        self.state(slot).heard = Some(now);
         if let Some((old, _)) = self.state(slot).direct.take() {
             self.change(slot, tag, old, false);
         }
@@ -203,6 +207,12 @@ impl Reports {
             self.schedule(now);
         }
         self.flush(cells);
+    }
+
+    /// When the worker in `slot` last reported its own load, if it has since
+    /// it took the slot.
+    pub(crate) fn heard(&self, slot: u32) -> Option<Instant> {
+        self.slots.get(slot as usize).and_then(|s| s.heard)
     }
 
     /// Whether `slot` is kept for the worker of generation `owner` under `tag`.

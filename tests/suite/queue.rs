@@ -75,6 +75,20 @@ fn a_reported_limit_saturates_and_a_pump_sees_the_report_drop() {
 }
 
 #[test]
+fn a_stale_report_saturates_until_the_next_one() {
+    let config = QueueConfig::new().stale_after(Duration::from_millis(5));
+    let q = queue_of(&["a"], LeastLoaded::new(), config);
+    assert!(q.pool().report_load(&"a", 0));
+    drop(q.enqueue(Entry::new()).unwrap().wait().unwrap()); // fresh: room
+    std::thread::sleep(Duration::from_millis(6));
+    let mut t = q.enqueue(Entry::new()).unwrap();
+    assert!(t.try_admit().unwrap().is_none(), "a stale report counted as room");
+    assert!(q.pool().report_load(&"a", 2));
+    assert_eq!(q.pump(), 1);
+    assert!(t.try_admit().unwrap().is_some());
+}
+
+#[test]
 fn cancelled_waiters_leave_no_trace() {
     let q = queue_of(
         &["a"],
