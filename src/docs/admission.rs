@@ -38,6 +38,11 @@
 //!   the ratio of their weights, not their request counts. An idle tenant
 //!   banks nothing (its start is at least the clock), and only an admission
 //!   charges: a cancelled waiter costs its tenant nothing.
+//! - Or, with [`shortest_first`](crate::queue::QueueConfig::shortest_first),
+//!   each class leaves by least `uncached − aging × milliseconds waited`
+//!   (ties first come first): all waiters age alike, so the key is fixed at
+//!   the push and a heap per class keeps the order (a cancel leaves in
+//!   O(log n)). Tenants are not told apart then.
 //!
 //! # Limits
 //! - The pump books with the entry's weight and key; the eligibility mask
@@ -51,4 +56,5 @@
 //!   summary does not refresh it.
 //! - A newcomer that races a new waiter past the empty-queue check may
 //!   book ahead of it (a fair-share slip of one request, never a lost one).
-//! - At most 8 classes and 64 tenants; the fair shares are one router's.
+//! - At most 8 classes and 64 tenants; the fair shares are one router's
+//!   (replicas do not share them).

@@ -11,6 +11,7 @@ mod entry;
 mod error;
 mod gate;
 mod order;
+mod shortest;
 mod ticket;
 mod waiter;
 

@@ -1,6 +1,10 @@
 //! The order waiters leave in: strict priority classes; within a class,
-//! start-time fair queuing over tenants, charged in uncached tokens. Plain
+//! start-time fair queuing over tenants, charged in uncached tokens (or, if
+//! configured, shortest uncached first with aging: [`Shortest`]). Plain
 //! data, kept under the queue's lock (see [`docs::internal::admission`](crate::docs::internal::admission)).
+
+use super::shortest::Shortest;
+use std::time::Instant;
 
 /// No waiter: the end of a list.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -52,12 +56,15 @@ pub(crate) struct Order {
     clock: Box<[u128]>,
     /// Per class, the tenants with waiters.
     active: Box<[u64]>,
+    /// Shortest first instead of fair shares: the heaps, the aging in
+    /// tokens per millisecond, and the time keys count from.
+    shortest: Option<(Shortest, u32, Instant)>,
 }
 
 impl Order {
     /// An order over `slots` waiter slots, `classes` classes and one tenant
     /// per weight (each `>= 1`; callers check the bounds).
-    pub(crate) fn new(slots: usize, classes: usize, weights: &[u32]) -> Self {
+    pub(crate) fn new(slots: usize, classes: usize, weights: &[u32], aging: Option<u32>) -> Self {
         let tenants = weights.len();
         let link = Link {
             next: NONE,
@@ -74,12 +81,18 @@ impl Order {
             finish: vec![0; classes * tenants].into(),
             clock: vec![0; classes].into(),
             active: vec![0; classes].into(),
+            shortest: aging.map(|a| (Shortest::new(slots, classes), a, Instant::now())),
         }
     }
 
     /// Queues `slot` last among `tenant`'s waiters in `class`, costing `cost`
     /// uncached tokens when it leaves.
     pub(crate) fn push(&mut self, slot: u32, class: usize, tenant: usize, cost: u32) {
+        if let Some((heaps, aging, epoch)) = &mut self.shortest {
+            let ms = epoch.elapsed().as_millis().min(u128::from(u32::MAX)) as u64;
+            heaps.push(slot, class, u64::from(cost) + u64::from(*aging) * ms);
+            return;
+        }
         let at = class * self.tenants + tenant;
         let tail = self.lists[at].tail;
         self.links[slot as usize] = Link {
@@ -100,6 +113,10 @@ impl Order {
     /// Takes `slot` out without charging anyone: a cancelled or timed-out
     /// waiter leaves no trace in the shares.
     pub(crate) fn remove(&mut self, slot: u32) {
+        if let Some((heaps, ..)) = &mut self.shortest {
+            heaps.remove(slot);
+            return;
+        }
         let Link {
             next,
             prev,
@@ -126,6 +143,9 @@ impl Order {
     /// the tenant whose next waiter starts earliest in virtual time (the
     /// lowest tenant on a tie). `None` when nobody waits.
     pub(crate) fn head(&self) -> Option<u32> {
+        if let Some((heaps, ..)) = &self.shortest {
+            return heaps.head();
+        }
         let class = self.active.iter().position(|&a| a != 0)?;
         Some(self.lists[class * self.tenants + self.first(class)].head)
     }
@@ -152,8 +172,11 @@ impl Order {
     }
 
     /// Takes [`head`](Self::head) out and charges its tenant its cost over
-    /// its weight.
+    /// its weight (nobody is charged in shortest-first order).
     pub(crate) fn admit_head(&mut self, slot: u32) {
+        if self.shortest.is_some() {
+            return self.remove(slot);
+        }
         let Link {
             class, tenant, cost, ..
         } = self.links[slot as usize];
@@ -181,7 +204,7 @@ mod tests {
 
     #[test]
     fn classes_are_strict_and_tenants_first_come_first() {
-        let mut o = Order::new(8, 2, &[1, 1]);
+        let mut o = Order::new(8, 2, &[1, 1], None);
         o.push(0, 1, 0, 10);
         o.push(1, 1, 0, 10);
         o.push(2, 0, 1, 10);
@@ -191,7 +214,7 @@ mod tests {
 
     #[test]
     fn weights_split_service_by_cost() {
-        let mut o = Order::new(16, 1, &[3, 1]);
+        let mut o = Order::new(16, 1, &[3, 1], None);
         for slot in 0..8 {
             o.push(slot, 0, 0, 100);
             o.push(slot + 8, 0, 1, 100);
@@ -202,8 +225,17 @@ mod tests {
     }
 
     #[test]
+    fn shortest_first_keeps_classes_strict() {
+        let mut o = Order::new(4, 2, &[1], Some(1));
+        o.push(0, 1, 0, 5);
+        o.push(1, 1, 0, 1);
+        o.push(2, 0, 0, 500);
+        assert_eq!(drain(&mut o), [2, 1, 0]);
+    }
+
+    #[test]
     fn a_removed_waiter_charges_nobody() {
-        let mut o = Order::new(4, 1, &[1, 1]);
+        let mut o = Order::new(4, 1, &[1, 1], None);
         o.push(0, 0, 0, 1000);
         o.push(1, 0, 1, 1);
         o.remove(0);

@@ -59,7 +59,7 @@ impl<W> Inner<W> {
     pub(crate) fn new(config: &QueueConfig) -> Self {
         let slots = config.capacity;
         Self {
-            order: Order::new(slots, config.classes, &config.weights),
+            order: Order::new(slots, config.classes, &config.weights, config.aging),
             rng: Rng::new(),
             waiters: (0..slots)
                 .map(|_| Waiter {

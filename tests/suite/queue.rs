@@ -238,6 +238,22 @@ fn serve<'q, T: Copy>(
 }
 
 #[test]
+fn shortest_first_ages_a_long_prompt_to_the_front() {
+    let config = QueueConfig::new().in_flight_limit(1).shortest_first(1000);
+    let q = queue_of(&["a"], LeastLoaded::new(), config);
+    let held = q.enqueue(Entry::new()).unwrap().wait().unwrap();
+    let mut tickets = vec![("long", q.enqueue(Entry::new().weight(4000)).unwrap())];
+    // 10 ms later a 40-token prompt is 10 000 tokens of aging behind.
+    std::thread::sleep(Duration::from_millis(10));
+    tickets.push(("late short", q.enqueue(Entry::new().weight(40)).unwrap()));
+    tickets.push((
+        "late cached",
+        q.enqueue(Entry::new().weight(4000).credit(3990)).unwrap(),
+    ));
+    assert_eq!(serve(held, &mut tickets), ["long", "late cached", "late short"]);
+}
+
+#[test]
 fn tenants_share_uncached_tokens_by_weight() {
     let q = queue_of(
         &["a"],
