@@ -5,7 +5,8 @@
 //! per class over preallocated arrays, with each slot's place kept so that a
 //! cancelled waiter leaves in O(log n).
 
-use super::order::NONE;
+/// No slot, no place.
+const NONE: u32 = u32::MAX;
 
 /// See the module docs.
 pub(crate) struct Shortest {
