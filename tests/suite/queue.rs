@@ -2,8 +2,9 @@
 //! nothing booked, waking sync and async waiters, strict classes, fair shares
 //! by uncached tokens, and a real-thread stress run with cancellations.
 
+use crate::common::counting::allocations;
 use std::future::Future;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
@@ -389,4 +390,28 @@ fn two_threads_with_cancellations_lose_and_double_nothing() {
         "more admissions held than the limit"
     );
     assert!(idle(&q), "{:?}, {} waiting", q.pool().loads(), q.waiting());
+}
+
+#[test]
+fn queueing_admitting_and_releasing_allocate_nothing() {
+    let config = QueueConfig::new().capacity(4).tenants(&[2, 1]).in_flight_limit(1);
+    let q = queue_of(&["a"], LeastLoaded::new(), config);
+    let counted = Arc::new(Counted(AtomicUsize::new(0)));
+    let waker = Waker::from(counted);
+    let mut cycle = || {
+        // At once (nobody waits), then queued and admitted by the release.
+        let held = q.enqueue(Entry::new().tenant(1)).unwrap().wait().unwrap();
+        let mut fut = q.enqueue(Entry::new().weight(3).credit(1)).unwrap();
+        let mut cx = Context::from_waker(&waker);
+        assert!(Pin::new(&mut fut).poll(&mut cx).is_pending());
+        drop(q.enqueue(Entry::new()).unwrap()); // cancelled
+        drop(held);
+        let Poll::Ready(Ok(admitted)) = Pin::new(&mut fut).poll(&mut cx) else {
+            panic!("not admitted")
+        };
+        drop(admitted);
+    };
+    cycle(); // the first pick caches what it needs
+    assert_eq!(allocations(|| (0..100).for_each(|_| cycle())), 0);
+    assert!(idle(&q));
 }
