@@ -398,7 +398,7 @@ fn queueing_admitting_and_releasing_allocate_nothing() {
     let q = queue_of(&["a"], LeastLoaded::new(), config);
     let counted = Arc::new(Counted(AtomicUsize::new(0)));
     let waker = Waker::from(counted);
-    let mut cycle = || {
+    let cycle = || {
         // At once (nobody waits), then queued and admitted by the release.
         let held = q.enqueue(Entry::new().tenant(1)).unwrap().wait().unwrap();
         let mut fut = q.enqueue(Entry::new().weight(3).credit(1)).unwrap();
