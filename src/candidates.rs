@@ -130,3 +130,16 @@ pub(crate) fn still_eligible(set: &SetView, mask: &Eligibility, j: usize) -> boo
     let slot = mask.slots[j];
     set.is_member(slot) && set.gens[slot as usize] == mask.gens[j]
 }
+
+/// Whether `index`, a member of `set`, is one of `candidates`. Unmasked,
+/// that is not checked: callers hold set members already.
+#[inline(always)]
+pub(crate) fn admits(set: &SetView, candidates: &Candidates<'_>, index: u32) -> bool {
+    match *candidates {
+        Candidates::Fresh { lanes: None, .. } => true,
+        Candidates::Fresh { lanes: Some(e), .. } => e.get(index as usize) == Some(&0),
+        Candidates::Stale { mask, .. } => {
+            (0..mask.slots.len()).any(|j| mask.slots[j] == index && still_eligible(set, mask, j))
+        }
+    }
+}

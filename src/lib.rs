@@ -75,6 +75,7 @@ mod booking;
 mod bounds;
 mod candidates;
 mod context;
+mod credit;
 mod device;
 pub mod docs;
 mod eligibility;
@@ -116,6 +117,7 @@ pub use affinity::binding::{Outcome, Target};
 #[cfg(feature = "sessions")]
 pub use affinity::sessions::{PinnedSessions, Sessions, Stickiness};
 pub use context::{Context, Intent, Slot};
+pub use credit::{CacheHits, WorkerToken};
 pub use device::{DeviceKind, MAX_CAPACITY, MAX_RANKS, WorkerInfo};
 pub use eligibility::Eligibility;
 pub use error::Error;
@@ -123,9 +125,7 @@ pub use fleet::slow_start::SlowStart;
 pub use handle::Handle;
 #[cfg(feature = "futures")]
 pub use hold::{ReservedFuture, ReservedStream};
-pub use load::credit::{CacheHits, WorkerToken};
 pub use load::health::UNHEALTHY_LOAD;
-pub use load::latency::{LatencyConfig, Timeable, Timed};
 pub use mode::Mode;
 pub use owned::handle::OwnedHandle;
 pub use owned::reservation::OwnedReservation;
@@ -142,6 +142,7 @@ pub use rng::Rng;
 use selectors::reexport;
 pub use selectors::{Choice, Selector};
 pub use selectors::{CreditWeight, Temperature};
+pub use storage::latency::{LatencyConfig, Timeable, Timed};
 selectors::builtins!(reexport);
 pub use storage::{DEFAULT_MAX_WORKERS, MAX_WORKERS_LIMIT};
 

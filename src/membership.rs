@@ -9,10 +9,10 @@
 //! therefore leaves the pool exactly as it was, and the writer lock can be
 //! recovered from poisoning.
 
-use crate::affinity::ring::{self, Ring};
 use crate::device::WorkerInfo;
 use crate::error::Error;
 use crate::fleet::slow_start::Ramp;
+use crate::snapshot::ring::{self, Ring};
 use crate::snapshot::{Liveness, Member, Snapshot};
 use crate::storage::Slots;
 use crate::storage::features::Features;

@@ -1,6 +1,6 @@
+use crate::credit::CacheHits;
+use crate::credit::tuning::{CreditWeight, Temperature, Tuning};
 use crate::eligibility::Eligibility;
-use crate::load::credit::CacheHits;
-use crate::selectors::tuning::{CreditWeight, Temperature, Tuning};
 
 /// Per-request inputs to a pick: which workers are eligible, how much load the
 /// request charges, and an optional request key for sticky selectors.

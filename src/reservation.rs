@@ -1,8 +1,8 @@
 use crate::booking;
 use crate::error::Error;
-use crate::load::latency::{Latency, Timeable, Timed, sealed};
 use crate::pool::Pool;
 use crate::storage::Booked;
+use crate::storage::latency::{Latency, Timeable, Timed, sealed};
 use core::fmt;
 use core::hash::Hash;
 

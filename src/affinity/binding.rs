@@ -73,7 +73,8 @@ fn available<W>(pool: &Pool<W>, snap: &Snapshot<W>, request: &Request<'_>, targe
     }
     // A mask from another pool is an error the pick reports: let it.
     let candidates = Candidates::of(set, pool.id, request).ok()?;
-    (crate::affinity::admits(set, &candidates, slot) && !pool.reported.health.is_marked(slot)).then_some(slot)
+    (crate::candidates::admits(set, &candidates, slot) && !pool.reported.health.is_marked(slot))
+        .then_some(slot)
 }
 
 /// Books `request` through `handle` on `target`'s worker (without a load

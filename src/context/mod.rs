@@ -17,7 +17,6 @@ pub use slot::Slot;
 use crate::candidates::{Candidates, still_eligible};
 use crate::device::WorkerInfo;
 use crate::error::Error;
-use crate::load::latency::Latency;
 use crate::reports::Reported;
 use crate::request::Request;
 use crate::rng::Rng;
@@ -25,6 +24,7 @@ use crate::scan::Kernel;
 use crate::snapshot::SetView;
 use crate::storage::counters::Counters;
 use crate::storage::features::Features;
+use crate::storage::latency::Latency;
 use crate::sync::atomic::Ordering;
 use crate::weights::Weights;
 

@@ -2,7 +2,7 @@
 
 use super::error::EventError;
 use super::wire::{BlockRemoved, BlockStored, EngineHash, EventBatch, KvEvent, decode_batch};
-use crate::load::credit::WorkerToken;
+use crate::credit::WorkerToken;
 use crate::pool::Pool;
 use crate::prefix::{BlockKey, IndexError, PrefixIndex};
 use std::collections::{BTreeMap, HashMap};

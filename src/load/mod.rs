@@ -1,11 +1,9 @@
 //! The load signals a pick compares, and how they combine: booked and
 //! reported load and the health penalty share one counter per worker
 //! ([`reported`], [`health`]); capacity scales it ([`ratio`]); latency
-//! multiplies it ([`latency`]); a request's cache credit subtracts from it
-//! ([`credit`]). See [`docs::load`](crate::docs::load).
+//! multiplies it (`storage::latency`, whose table the counters hold); a
+//! request's cache credit subtracts from it (`credit`). See [`docs::load`](crate::docs::load).
 
-pub(crate) mod credit;
 pub(crate) mod health;
-pub(crate) mod latency;
 pub(crate) mod ratio;
 pub(crate) mod reported;

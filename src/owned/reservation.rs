@@ -1,9 +1,9 @@
 use super::Anchor;
 use crate::error::Error;
-use crate::load::latency::{Latency, Timeable, Timed, sealed};
 use crate::pool::Pool;
 use crate::reservation;
 use crate::storage::Booked;
+use crate::storage::latency::{Latency, Timeable, Timed, sealed};
 use core::fmt;
 use core::hash::Hash;
 use std::sync::Arc;

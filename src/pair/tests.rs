@@ -1,8 +1,8 @@
 //! Pair picks: preview-then-admit books what was previewed while loads stand
 //! still and decides again when they moved; both sides or neither.
 
+use crate::credit::CacheHits;
 use crate::error::Error;
-use crate::load::credit::CacheHits;
 use crate::pool::Pool;
 use crate::request::Request;
 use crate::rng::Rng;

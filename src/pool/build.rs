@@ -3,11 +3,11 @@
 use super::{Pool, next_pool_id};
 use crate::error::Error;
 use crate::fleet::RampClock;
-use crate::load::latency::{Latency, LatencyConfig};
 use crate::membership::Writer;
 use crate::reports::Reported;
 use crate::scan::{Backend, Kernel};
 use crate::snapshot::padded;
+use crate::storage::latency::{Latency, LatencyConfig};
 use crate::storage::{DEFAULT_MAX_WORKERS, MAX_WORKERS_LIMIT, Slots};
 use crate::sync::atomic::AtomicU64;
 use crate::sync::{Mutex, Published};

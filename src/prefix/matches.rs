@@ -6,7 +6,7 @@ use super::table::{EMPTY, HAS_PARENT, LIVE, NO_DIFF, Probe, ROUTED, Table};
 
 /// Blocks a lookup probes side by side.
 const BATCH: usize = 8;
-use crate::load::credit::{CacheHits, WorkerToken};
+use crate::credit::{CacheHits, WorkerToken};
 use crate::pool::Pool;
 use crate::sync::atomic::{Ordering, fence};
 use std::hash::Hash;

@@ -17,7 +17,7 @@ pub use error::IndexError;
 pub use key::{BlockKey, keys_of_ids, keys_of_tokens};
 pub use matches::Matches;
 
-use crate::load::credit::WorkerToken;
+use crate::credit::WorkerToken;
 use crate::pool::Pool;
 use crate::sync::Mutex;
 use crate::sync::atomic::{AtomicU64, Ordering};

@@ -21,7 +21,7 @@ pub struct Credit<'a> {
     pub limit: u32,
 }
 
-/// The fixed-point scale of the load in a key (that of `selectors::tuning`).
+/// The fixed-point scale of the load in a key (that of `credit::tuning`).
 pub(super) const SCALE: u32 = 1000;
 
 impl<'a> Credit<'a> {

@@ -1,7 +1,6 @@
-use crate::affinity::admitted;
-use crate::affinity::ring::Ring;
-use crate::candidates::{Candidates, still_eligible};
+use crate::candidates::{Candidates, admits, still_eligible};
 use crate::context::{Context, Intent, Slot};
+use crate::snapshot::ring::Ring;
 use crate::error::Error;
 use crate::selectors::{Builtin, Choice, Configure, Selector};
 use crate::sync::atomic::Ordering::Relaxed;
@@ -330,4 +329,11 @@ impl Configure for Affinity {
     fn configure(param: impl Fn(&str) -> Result<Option<u32>, Error>) -> Result<Self, Error> {
         Self::with_balance_factor(param("balance-factor")?.unwrap_or(Self::DEFAULT_BALANCE_FACTOR))
     }
+}
+
+/// `index` as a candidate of this pick, if the pick's candidates include it
+/// (see [`admits`]).
+#[inline(always)]
+fn admitted<'a>(cx: &Context<'a>, index: u32) -> Option<Slot<'a>> {
+    admits(cx.set, &cx.candidates, index).then(|| Slot::new(index))
 }

@@ -1,6 +1,6 @@
 use crate::candidates::Candidates;
 use crate::context::{Context, Slot};
-use crate::load::latency::cost;
+use crate::storage::latency::cost;
 use crate::selectors::{Builtin, Choice, Configure, Selector};
 use crate::selectors::latency_power_of_two::{latency_cost, no_dearer};
 

@@ -1,5 +1,5 @@
 use crate::context::{Context, Slot};
-use crate::load::latency::cost;
+use crate::storage::latency::cost;
 use crate::selectors::{Builtin, Choice, Configure, Selector};
 
 /// Power of two choices by latency: two distinct uniform candidates, the

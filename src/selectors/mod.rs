@@ -14,7 +14,6 @@ use crate::context::Context;
 use crate::error::Error;
 
 /// The cost mode's validated knobs, which a `Request` can carry too.
-pub(crate) mod tuning;
 
 /// Calls `$then!` with `($($args)*)` and then the list of built-in modes, one
 /// entry each: its doc line, its type and module, its canonical name, then the
@@ -89,7 +88,7 @@ macro_rules! declare {
 }
 builtins!(declare);
 
-pub use tuning::{CreditWeight, Temperature};
+pub use crate::credit::tuning::{CreditWeight, Temperature};
 
 /// A selection policy.
 ///

@@ -4,7 +4,7 @@
 use super::features::Features;
 use crate::bounds::loads::LoadBounds;
 use crate::error::Error;
-use crate::load::latency::Latency;
+use crate::storage::latency::Latency;
 use crate::sync::AtomicArray;
 #[cfg(loom)]
 use crate::sync::atomic::fence;

@@ -9,6 +9,7 @@
 pub(crate) mod counters;
 pub(crate) mod features;
 pub(crate) mod keys;
+pub(crate) mod latency;
 mod phased;
 
 use crate::error::Error;

@@ -44,7 +44,7 @@
 //! (`scan/credit.rs`.)
 //! What the credited scan compares: the cost mode's key per lane, one `u32`, whose
 //! order is the order of the costs `1000·load − α_milli·credit` (see
-//! `selectors::tuning::cost`), shifted so that no key is negative.
+//! `credit::tuning::cost`), shifted so that no key is negative.
 //!
 //! For a lane of effective value `x` (the counter ORed with its exclusion) and
 //! credit `o`, under weight `α` (thousandths) and a bound `K` on every credit:

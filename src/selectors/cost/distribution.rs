@@ -7,11 +7,11 @@
 //! is deterministic; it fails when a case's p-value is at most 0.001.
 
 use super::Cost;
-use crate::load::credit::CacheHits;
+use crate::credit::CacheHits;
 use crate::pool::Pool;
 use crate::request::Request;
 use crate::rng::Rng;
-use crate::selectors::tuning::Temperature;
+use crate::credit::tuning::Temperature;
 
 /// A fleet: per worker its booked load and its credit (0: none).
 struct Fleet {

@@ -13,7 +13,7 @@ mod distribution;
 use crate::context::Context;
 use crate::error::Error;
 use crate::selectors::{Builtin, Choice, Configure, Selector};
-use crate::selectors::tuning::{CreditWeight, Temperature};
+use crate::credit::tuning::{CreditWeight, Temperature};
 
 /// Routes each request by a cost that weighs the blocks of its prompt a
 /// worker already caches against that worker's load: Dynamo's KV selector

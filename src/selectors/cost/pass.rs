@@ -5,9 +5,9 @@
 //! candidate's cost key (`scan::least_credited`); each declines when only the
 //! reference can answer.
 
-use crate::selectors::tuning::{CreditWeight, cost};
+use crate::credit::tuning::{CreditWeight, cost};
 use crate::candidates::Candidates;
-use crate::load::credit::{CacheHits, Credited};
+use crate::credit::{CacheHits, Credited};
 use crate::storage::counters::Counters;
 use crate::sync::atomic::Ordering::Relaxed;
 use crate::scan::{self, Credit, Least, Range};

@@ -3,7 +3,7 @@
 //! against its formula.
 
 use super::pass::{self, Rule};
-use crate::selectors::tuning::{CreditWeight, Temperature};
+use crate::credit::tuning::{CreditWeight, Temperature};
 use super::Cost;
 use crate::candidates::Candidates;
 use crate::context::{Context, Intent};
@@ -11,7 +11,7 @@ use crate::pool::Pool;
 use crate::request::Request;
 use crate::rng::Rng;
 use crate::selectors::Choice;
-use crate::load::credit::CacheHits;
+use crate::credit::CacheHits;
 use crate::Selector;
 use proptest::prelude::*;
 
@@ -350,7 +350,7 @@ fn parameters_and_errors() {
 
 #[test]
 fn costs_are_exact_at_the_bounds() {
-    use crate::selectors::tuning::cost;
+    use crate::credit::tuning::cost;
     let max = CreditWeight::from_milli(CreditWeight::MAX_MILLI).unwrap();
     assert_eq!(cost(u32::MAX, 0, max), 1000 * i64::from(u32::MAX));
     assert_eq!(cost(0, u32::MAX, max), -1_000_000 * i64::from(u32::MAX));
@@ -617,7 +617,7 @@ proptest! {
 
 #[test]
 fn tokens_and_worker_ids_build_the_same_credit() {
-    use crate::load::credit::WorkerToken;
+    use crate::credit::WorkerToken;
     let pool = Pool::from_workers(0..10u32).unwrap();
     let token = |w: u32| WorkerToken::of(&pool, &w).unwrap();
     let mut by_id = CacheHits::new();
@@ -666,7 +666,7 @@ fn many_named_workers_keep_the_dense_form() {
 /// the credit was built; draining and resuming keep the stay.
 #[test]
 fn credit_is_per_incarnation() {
-    use crate::load::credit::WorkerToken;
+    use crate::credit::WorkerToken;
     let pool = Pool::from_workers(0..8u32).unwrap();
     // Worker 3 at load 1: with 100 blocks of credit it costs the least.
     let held = pool.reserve_worker(&3, 1).unwrap();

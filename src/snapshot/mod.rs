@@ -1,7 +1,10 @@
 //! The immutable worker set that pickers load: who is in it, in which order,
 //! and which counter slots the SIMD scan must skip.
 
-use crate::affinity::ring::Ring;
+pub(crate) mod ring;
+
+use ring::Ring;
+
 use crate::device::{DeviceKind, WorkerInfo};
 use crate::remap::Remaps;
 use crate::sync::atomic::{AtomicU32, Ordering};

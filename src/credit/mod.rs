@@ -1,3 +1,10 @@
+//! A request's cache credit: which workers hold how much of its prompt
+//! ([`CacheHits`], named by [`WorkerToken`]) and how credit weighs against
+//! load in the cost mode ([`tuning`]). The SIMD pass that applies it is
+//! `scan::credit`.
+
+pub(crate) mod tuning;
+
 use crate::error::Error;
 use crate::pool::Pool;
 use crate::snapshot::SetView;
