@@ -6,7 +6,7 @@
 use crate::candidates::Candidates;
 use crate::context::{Context, Intent};
 use crate::error::Error;
-use crate::pool::Pool;
+use crate::raw::RawPool;
 use crate::request::Request;
 use crate::rng::Rng;
 use crate::selectors::{Choice, Selector};
@@ -23,13 +23,13 @@ pub(crate) const MAX_ATTEMPTS: u32 = 32;
 
 #[inline(always)]
 fn context<'a, W>(
-    pool: &'a Pool<W>,
+    pool: &'a RawPool<W>,
     snap: &'a Snapshot<W>,
     rng: &'a mut Rng,
     request: &'a Request<'a>,
     intent: Intent,
 ) -> Result<Context<'a>, Error> {
-    let candidates = Candidates::of(&snap.view, pool.id, request)?;
+    let candidates = Candidates::of(&snap.view, pool.id(), request)?;
     Ok(Context::new(
         &snap.view,
         (&pool.slots.counters, &pool.reported),
@@ -82,7 +82,7 @@ macro_rules! devirtualize_arms {
 /// A pick that books nothing (select or preview): the chosen slot.
 #[inline(always)]
 pub(crate) fn choose<W, S: Selector + ?Sized>(
-    pool: &Pool<W>,
+    pool: &RawPool<W>,
     snap: &Snapshot<W>,
     rng: &mut Rng,
     request: &Request<'_>,
@@ -97,7 +97,7 @@ pub(crate) fn choose<W, S: Selector + ?Sized>(
 /// built in place, it costs nothing over returning that reservation).
 #[inline(always)]
 pub(crate) fn reserve<W, S: Selector + ?Sized, R>(
-    pool: &Pool<W>,
+    pool: &RawPool<W>,
     snap: &Snapshot<W>,
     rng: &mut Rng,
     request: &Request<'_>,
@@ -109,7 +109,7 @@ pub(crate) fn reserve<W, S: Selector + ?Sized, R>(
 
 #[inline(always)]
 fn choose_as<W, S: Selector + ?Sized>(
-    pool: &Pool<W>,
+    pool: &RawPool<W>,
     snap: &Snapshot<W>,
     rng: &mut Rng,
     request: &Request<'_>,
@@ -123,7 +123,7 @@ fn choose_as<W, S: Selector + ?Sized>(
 /// A pick that books `request.weight` on the chosen worker.
 #[inline(always)]
 fn reserve_as<W, S: Selector + ?Sized, R>(
-    pool: &Pool<W>,
+    pool: &RawPool<W>,
     snap: &Snapshot<W>,
     rng: &mut Rng,
     request: &Request<'_>,
@@ -171,7 +171,7 @@ fn reserve_as<W, S: Selector + ?Sized, R>(
 /// the feature word `features` (as the pick read it) says there is any: age
 /// out reports, step a slow-start ramp.
 #[inline(always)]
-pub(crate) fn duties<W>(pool: &Pool<W>, features: u32) {
+pub(crate) fn duties<W>(pool: &RawPool<W>, features: u32) {
     if features & (Features::REPORTED | Features::RAMPING) != 0 {
         pool.reported.tick(&pool.slots.counters);
         if pool.ramp.is_on() && crate::reports::now_and_then() {
@@ -183,7 +183,7 @@ pub(crate) fn duties<W>(pool: &Pool<W>, features: u32) {
 /// Books `weight` on a worker named by the caller: on its least-loaded
 /// rank, if it has ranks.
 pub(crate) fn reserve_worker<W: Eq + core::hash::Hash>(
-    pool: &Pool<W>,
+    pool: &RawPool<W>,
     snap: &Snapshot<W>,
     worker: &W,
     weight: u32,
@@ -197,7 +197,7 @@ pub(crate) fn reserve_worker<W: Eq + core::hash::Hash>(
 /// each handle's method, as its body was before it came here.
 #[inline(always)]
 pub(crate) fn preview_loaded<'s, W, S: Selector + ?Sized>(
-    pool: &Pool<W>,
+    pool: &RawPool<W>,
     snap: &'s Snapshot<W>,
     rng: &mut Rng,
     request: &Request<'_>,
@@ -210,7 +210,7 @@ pub(crate) fn preview_loaded<'s, W, S: Selector + ?Sized>(
 /// The load booked on rank `rank` of `worker` in `snap` (as
 /// [`Pool::in_flight_rank`] reads it), if `snap` has that rank.
 pub(crate) fn rank_load<W: Eq + core::hash::Hash>(
-    pool: &Pool<W>,
+    pool: &RawPool<W>,
     snap: &Snapshot<W>,
     worker: &W,
     rank: u32,
@@ -220,7 +220,7 @@ pub(crate) fn rank_load<W: Eq + core::hash::Hash>(
 
 /// Books `weight` on rank `rank` of a worker named by the caller.
 pub(crate) fn reserve_rank<W: Eq + core::hash::Hash>(
-    pool: &Pool<W>,
+    pool: &RawPool<W>,
     snap: &Snapshot<W>,
     worker: &W,
     rank: u32,
@@ -235,7 +235,7 @@ pub(crate) fn reserve_rank<W: Eq + core::hash::Hash>(
 /// miss there looks among the workers with ranks.
 #[inline(always)]
 pub(crate) fn worker_slot<W: Eq + core::hash::Hash>(
-    pool: &Pool<W>,
+    pool: &RawPool<W>,
     snap: &Snapshot<W>,
     worker: &W,
 ) -> Result<u32, Error> {
@@ -251,7 +251,7 @@ pub(crate) fn worker_slot<W: Eq + core::hash::Hash>(
 #[cold]
 #[inline(never)]
 fn least_loaded_rank<W: Eq + core::hash::Hash>(
-    pool: &Pool<W>,
+    pool: &RawPool<W>,
     snap: &Snapshot<W>,
     worker: &W,
 ) -> Result<u32, Error> {
@@ -275,7 +275,7 @@ fn least_loaded_rank<W: Eq + core::hash::Hash>(
 /// members); refused for a draining member.
 #[inline]
 pub(crate) fn book<W>(
-    pool: &Pool<W>,
+    pool: &RawPool<W>,
     snap: &Snapshot<W>,
     slot: u32,
     weight: u32,

@@ -1,4 +1,4 @@
-use crate::pool::Pool;
+use crate::raw::RawPool;
 use crate::snapshot::Snapshot;
 use std::hash::Hash;
 
@@ -69,29 +69,15 @@ impl Eligibility {
         self.slots.is_empty()
     }
 
-    /// Whether the mask was built from `pool`'s current set: `false` once a
-    /// worker joined, left or changed attributes since (the mask still works,
-    /// see above), or when it was built for another pool or never built.
-    ///
-    /// ```
-    /// use workerpick::Pool;
-    /// let pool = Pool::from_workers(["a", "b"]).unwrap();
-    /// let mut mask = pool.eligibility(|w| *w == "a");
-    /// assert!(mask.is_current_for(&pool));
-    /// pool.insert("c").unwrap();
-    /// assert!(!mask.is_current_for(&pool));
-    /// mask.rebuild(&pool, |w| *w != "b");
-    /// assert!(mask.is_current_for(&pool));
-    /// assert_eq!(mask.len(), 2);
-    /// ```
-    pub fn is_current_for<W: Clone + Eq + Hash + Send + Sync>(&self, pool: &Pool<W>) -> bool {
+    /// [`is_current_for`](Self::is_current_for), on the raw pool.
+    pub(crate) fn is_current_for_raw<W: Clone + Eq + Hash + Send + Sync>(&self, pool: &RawPool<W>) -> bool {
         self.pool == pool.id() && self.epoch == pool.snapshot().view.epoch
     }
 
-    /// Refills this mask from `pool`'s current set, reusing its buffers.
-    pub fn rebuild<W: Clone + Eq + Hash + Send + Sync>(
+    /// [`rebuild`](Self::rebuild), on the raw pool.
+    pub(crate) fn rebuild_raw<W: Clone + Eq + Hash + Send + Sync>(
         &mut self,
-        pool: &Pool<W>,
+        pool: &RawPool<W>,
         mut admit: impl FnMut(&W) -> bool,
     ) {
         let snap = pool.snapshot();
@@ -100,7 +86,7 @@ impl Eligibility {
 
     fn fill<W: Clone + Eq + Hash + Send + Sync>(
         &mut self,
-        pool: &Pool<W>,
+        pool: &RawPool<W>,
         snap: &Snapshot<W>,
         admit: &mut impl FnMut(&W) -> bool,
     ) {
@@ -129,7 +115,7 @@ impl Eligibility {
     }
 
     pub(crate) fn build<W: Clone + Eq + Hash + Send + Sync>(
-        pool: &Pool<W>,
+        pool: &RawPool<W>,
         snap: &Snapshot<W>,
         mut admit: impl FnMut(&W) -> bool,
     ) -> Self {

@@ -96,6 +96,7 @@ mod pair;
 mod pool;
 pub mod prefix;
 pub mod queue;
+mod raw;
 mod registry;
 mod remap;
 mod reports;

@@ -69,7 +69,7 @@ impl<'p, W> Reservation<'p, W> {
     /// ```
     pub fn rank(&self) -> u32 {
         // The booking keeps the slot from being reassigned (as for `worker`).
-        self.pool.slots.keys.rank(self.booked.slot())
+        self.pool.raw.slots.keys.rank(self.booked.slot())
     }
 
     /// Releases now (the same as dropping it).
@@ -95,7 +95,7 @@ impl<'p, W> Reservation<'p, W> {
     /// assert_eq!(pool.in_flight(&"a"), Some(0));
     /// ```
     pub fn release_part(&mut self, n: u32) -> u32 {
-        self.pool.slots.release_part(&mut self.booked, n)
+        self.pool.raw.slots.release_part(&mut self.booked, n)
     }
 
     /// Times this reservation from now to its end, a latency sample of its
@@ -111,7 +111,7 @@ impl<W> Timeable for Reservation<'_, W> {}
 impl<W> sealed::Sealed for Reservation<'_, W> {
     #[inline(always)]
     fn latency_slot(&self) -> Option<(&Latency, u32)> {
-        Some((self.pool.slots.counters.latency()?, self.booked.slot()))
+        Some((self.pool.raw.slots.counters.latency()?, self.booked.slot()))
     }
 }
 
@@ -160,7 +160,7 @@ pub(crate) fn add_charge<W: Clone + Eq + Hash + Send + Sync>(
     n: u32,
 ) -> Result<(), Error> {
     if booked.weight() > 0 || n == 0 {
-        return pool.slots.add_charge(booked, n);
+        return pool.raw.slots.add_charge(booked, n);
     }
     // A pin turns into a charge while its worker is in the set, a candidate
     // or drained (`Pool::drain` stops new picks, not the requests in
@@ -171,7 +171,7 @@ pub(crate) fn add_charge<W: Clone + Eq + Hash + Send + Sync>(
     if !snap.holds(booked.slot()) {
         return Err(Error::UnknownWorker);
     }
-    pool.slots.add_charge(booked, n)
+    pool.raw.slots.add_charge(booked, n)
 }
 
 /// Moves `booked`, a booking on `pool`, to `worker`: the retarget of both
@@ -184,13 +184,13 @@ pub(crate) fn retarget<W: Clone + Eq + Hash + Send + Sync>(
     // Held until the new booking is made: it keeps the new slot from being
     // reassigned while its key is read.
     let snap = pool.snapshot();
-    let slot = booking::worker_slot(pool, &snap, worker)?;
+    let slot = booking::worker_slot(&pool.raw, &snap, worker)?;
     if slot != booked.slot() {
         // Book the new one before giving back the old: the load never dips,
         // and each side changes exactly once.
-        let moved = booking::book(pool, &snap, slot, booked.weight())?;
+        let moved = booking::book(&pool.raw, &snap, slot, booked.weight())?;
         let old = core::mem::replace(booked, moved);
-        pool.slots.release(&old);
+        pool.raw.slots.release(&old);
     }
     Ok(())
 }
@@ -200,7 +200,7 @@ impl<W> Drop for Reservation<'_, W> {
     // many (measured with the callgrind gate).
     #[inline(always)]
     fn drop(&mut self) {
-        self.pool.slots.release(&self.booked);
+        self.pool.raw.slots.release(&self.booked);
     }
 }
 

@@ -72,8 +72,8 @@ fn available<W>(pool: &Pool<W>, snap: &Snapshot<W>, request: &Request<'_>, targe
         return None;
     }
     // A mask from another pool is an error the pick reports: let it.
-    let candidates = Candidates::of(set, pool.id, request).ok()?;
-    (crate::candidates::admits(set, &candidates, slot) && !pool.reported.health.is_marked(slot))
+    let candidates = Candidates::of(set, pool.id(), request).ok()?;
+    (crate::candidates::admits(set, &candidates, slot) && !pool.raw.reported.health.is_marked(slot))
         .then_some(slot)
 }
 
@@ -104,8 +104,8 @@ where
         // began is in it (the handle revalidates its cache), and the slot's
         // generation tells its worker from a later owner of the slot.
         if let Some(slot) = available(pool, snap, request, target) {
-            booking::duties(pool, pool.slots.counters.features.get());
-            let booked = booking::book(pool, snap, slot, request.weight);
+            booking::duties(&pool.raw, pool.raw.slots.counters.features.get());
+            let booked = booking::book(&pool.raw, snap, slot, request.weight);
             outcome.chosen = booked.is_ok().then_some(target);
             return booked.map(|b| Reservation::new(pool, b));
         }

@@ -8,5 +8,7 @@
 pub(crate) mod binding;
 #[cfg(feature = "sessions")]
 mod clock;
+#[cfg(loom)]
+mod model;
 #[cfg(feature = "sessions")]
 pub(crate) mod sessions;

@@ -220,7 +220,7 @@ impl Sessions {
         let Some(key) = request.get_key() else {
             return handle.reserve_with(selector, request);
         };
-        let pool = handle.pool().id;
+        let pool = handle.pool().id();
         let now = self.now();
         let target = match map.get(&key) {
             Some(b) if b.pool == pool && !self.expired(b, now) => {
@@ -259,7 +259,7 @@ impl Sessions {
         if outcome.gone {
             // Only the binding this pick saw: another router thread may have
             // bound the session anew meanwhile.
-            let _ = map.remove_if(&key, |_, b| b.pool == pool.id && Some(b.target) == target);
+            let _ = map.remove_if(&key, |_, b| b.pool == pool.id() && Some(b.target) == target);
         }
         // After a gone binding, the new one even where the pick went back to
         // the same worker (every candidate unhealthy, that one least loaded).
@@ -273,7 +273,7 @@ impl Sessions {
                 map.insert(
                     key,
                     Binding {
-                        pool: pool.id,
+                        pool: pool.id(),
                         target: chosen,
                         used: AtomicU64::new(now),
                     },
@@ -303,7 +303,7 @@ impl Sessions {
         let snap = pool.snapshot();
         let before = map.len();
         // Kept: fresh, and (if of this pool) on a worker still in it.
-        map.retain(|_, b| !self.expired(b, now) && (b.pool != pool.id || b.target.in_set(&snap).is_some()));
+        map.retain(|_, b| !self.expired(b, now) && (b.pool != pool.id() || b.target.in_set(&snap).is_some()));
         before - map.len()
     }
 
@@ -317,7 +317,7 @@ impl Sessions {
         self.map
             .pin()
             .iter()
-            .filter(|(_, b)| b.pool == pool.id && !self.expired(b, now) && b.target.in_set(&snap).is_some())
+            .filter(|(_, b)| b.pool == pool.id() && !self.expired(b, now) && b.target.in_set(&snap).is_some())
             .map(|(&session, b)| SessionBinding {
                 session,
                 worker: snap.key(b.target.slot()).clone(),
@@ -355,7 +355,7 @@ impl Sessions {
             let target = Target::new(slot, snap.view.gens[slot as usize]);
             match map.get(&binding.session) {
                 Some(b)
-                    if b.pool == pool.id
+                    if b.pool == pool.id()
                         && !self.expired(b, now)
                         && b.target.in_set(&snap).is_some()
                         && b.used.load(Relaxed) >= used =>
@@ -368,7 +368,7 @@ impl Sessions {
             map.insert(
                 binding.session,
                 Binding {
-                    pool: pool.id,
+                    pool: pool.id(),
                     target,
                     used: AtomicU64::new(used),
                 },

@@ -6,7 +6,7 @@
 pub(crate) mod tuning;
 
 use crate::error::Error;
-use crate::pool::Pool;
+use crate::raw::RawPool;
 use crate::snapshot::SetView;
 use std::hash::Hash;
 
@@ -134,31 +134,16 @@ pub struct WorkerToken {
 }
 
 impl WorkerToken {
-    /// The token of `worker` in `pool`'s current set; `None` if it is not a
-    /// member (a worker with data-parallel ranks has a token per rank:
-    /// [`of_rank`](Self::of_rank)).
-    pub fn of<W: Clone + Eq + Hash + Send + Sync>(pool: &Pool<W>, worker: &W) -> Option<Self> {
+    /// [`of`](Self::of), on the raw pool.
+    pub(crate) fn of_raw<W: Clone + Eq + Hash + Send + Sync>(pool: &RawPool<W>, worker: &W) -> Option<Self> {
         let snap = pool.snapshot();
         let slot = *snap.index.get(worker)?;
         Some(Self::at(pool.id(), &snap.view, slot))
     }
 
-    /// The token of rank `rank` of `worker` in `pool`'s current set (rank 0
-    /// of a worker without ranks is the worker); `None` if it has no such
-    /// rank.
-    ///
-    /// ```
-    /// use workerpick::{CacheHits, Cost, Pool, Request, WorkerInfo, WorkerToken};
-    /// let pool = Pool::new();
-    /// pool.insert_with("node", WorkerInfo::new().ranks(4)).unwrap();
-    /// let rank3 = WorkerToken::of_rank(&pool, &"node", 3).unwrap();
-    /// let mut hits = CacheHits::new();
-    /// hits.rebuild_tokens(&pool, 8, [(rank3, 8)]);
-    /// let r = pool.reserve_with(&Cost::new(), &Request::new().cache_hits(&hits)).unwrap();
-    /// assert_eq!(r.rank(), 3);
-    /// ```
-    pub fn of_rank<W: Clone + Eq + Hash + Send + Sync>(
-        pool: &Pool<W>,
+    /// [`of_rank`](Self::of_rank), on the raw pool.
+    pub(crate) fn of_rank_raw<W: Clone + Eq + Hash + Send + Sync>(
+        pool: &RawPool<W>,
         worker: &W,
         rank: u32,
     ) -> Option<Self> {
@@ -201,15 +186,14 @@ impl CacheHits {
         Self::default()
     }
 
-    /// A fresh input from `pool`'s current set: the request needs `needed`
-    /// keys and worker `w` holds `held(w)` of them.
-    pub fn build<W: Clone + Eq + Hash + Send + Sync>(
-        pool: &Pool<W>,
+    /// [`build`](Self::build), on the raw pool.
+    pub(crate) fn build_raw<W: Clone + Eq + Hash + Send + Sync>(
+        pool: &RawPool<W>,
         needed: u32,
         held: impl FnMut(&W) -> u32,
     ) -> Self {
         let mut hits = Self::new();
-        hits.rebuild(pool, needed, held);
+        hits.rebuild_raw(pool, needed, held);
         hits
     }
 
@@ -218,16 +202,12 @@ impl CacheHits {
         self.needed
     }
 
-    /// Keys `worker` holds, as recorded for it in `pool`'s set: 0 for a
-    /// worker not in the set now, or when this was built for another pool.
-    ///
-    /// ```
-    /// use workerpick::{CacheHits, Pool};
-    /// let pool = Pool::from_workers(["a", "b"]).unwrap();
-    /// let hits = CacheHits::build(&pool, 4, |w| if *w == "b" { 3 } else { 0 });
-    /// assert_eq!((hits.held_by(&pool, &"a"), hits.held_by(&pool, &"b")), (0, 3));
-    /// ```
-    pub fn held_by<W: Clone + Eq + Hash + Send + Sync>(&self, pool: &Pool<W>, worker: &W) -> u32 {
+    /// [`held_by`](Self::held_by), on the raw pool.
+    pub(crate) fn held_by_raw<W: Clone + Eq + Hash + Send + Sync>(
+        &self,
+        pool: &RawPool<W>,
+        worker: &W,
+    ) -> u32 {
         if self.pool != pool.id() {
             return 0;
         }
@@ -242,21 +222,10 @@ impl CacheHits {
         })
     }
 
-    /// Keys rank `rank` of `worker` holds, as recorded for it in `pool`'s
-    /// set: 0 for a worker not in the set now, a rank it does not have, or
-    /// when this was built for another pool.
-    ///
-    /// ```
-    /// use workerpick::{CacheHits, Pool, WorkerInfo};
-    /// let pool = Pool::new();
-    /// pool.insert_with("node", WorkerInfo::new().ranks(2)).unwrap();
-    /// let hits = CacheHits::build_ranked(&pool, 8, |_, rank| if rank == 1 { 6 } else { 0 });
-    /// assert_eq!((hits.held_by_rank(&pool, &"node", 0), hits.held_by_rank(&pool, &"node", 1)), (0, 6));
-    /// assert_eq!(hits.held_by(&pool, &"node"), 6); // the most any rank holds
-    /// ```
-    pub fn held_by_rank<W: Clone + Eq + Hash + Send + Sync>(
+    /// [`held_by_rank`](Self::held_by_rank), on the raw pool.
+    pub(crate) fn held_by_rank_raw<W: Clone + Eq + Hash + Send + Sync>(
         &self,
-        pool: &Pool<W>,
+        pool: &RawPool<W>,
         worker: &W,
         rank: u32,
     ) -> u32 {
@@ -269,25 +238,21 @@ impl CacheHits {
             .map_or(0, |slot| self.held_in(&snap.view, slot))
     }
 
-    /// A fresh input from `pool`'s current set: the request needs `needed`
-    /// keys and rank `r` of worker `w` holds `held(w, r)` of them (rank 0 is
-    /// a worker without ranks).
-    pub fn build_ranked<W: Clone + Eq + Hash + Send + Sync>(
-        pool: &Pool<W>,
+    /// [`build_ranked`](Self::build_ranked), on the raw pool.
+    pub(crate) fn build_ranked_raw<W: Clone + Eq + Hash + Send + Sync>(
+        pool: &RawPool<W>,
         needed: u32,
         held: impl FnMut(&W, u32) -> u32,
     ) -> Self {
         let mut hits = Self::new();
-        hits.rebuild_ranked(pool, needed, held);
+        hits.rebuild_ranked_raw(pool, needed, held);
         hits
     }
 
-    /// Refills from `pool`'s current set, asking `held` for every worker
-    /// (once; its count is every one of its ranks'). A dense build: linear
-    /// in the pool's size.
-    pub fn rebuild<W: Clone + Eq + Hash + Send + Sync>(
+    /// [`rebuild`](Self::rebuild), on the raw pool.
+    pub(crate) fn rebuild_raw<W: Clone + Eq + Hash + Send + Sync>(
         &mut self,
-        pool: &Pool<W>,
+        pool: &RawPool<W>,
         needed: u32,
         mut held: impl FnMut(&W) -> u32,
     ) {
@@ -310,11 +275,10 @@ impl CacheHits {
         }
     }
 
-    /// Refills from `pool`'s current set, asking `held` for every rank of
-    /// every worker (see [`build_ranked`](Self::build_ranked)).
-    pub fn rebuild_ranked<W: Clone + Eq + Hash + Send + Sync>(
+    /// [`rebuild_ranked`](Self::rebuild_ranked), on the raw pool.
+    pub(crate) fn rebuild_ranked_raw<W: Clone + Eq + Hash + Send + Sync>(
         &mut self,
-        pool: &Pool<W>,
+        pool: &RawPool<W>,
         needed: u32,
         mut held: impl FnMut(&W, u32) -> u32,
     ) {
@@ -343,16 +307,10 @@ impl CacheHits {
         }
     }
 
-    /// Refills from `pool`'s current set with the workers that hold some keys;
-    /// every other worker holds none (a worker with ranks: each of its ranks
-    /// holds the count). Workers not in the set are ignored; a worker named
-    /// twice holds its last count. One hash lookup per worker named, nothing
-    /// per worker of the pool (unless more than an eighth of the set is
-    /// named: then it also keeps the dense form the cost mode's SIMD pass
-    /// reads).
-    pub fn rebuild_sparse<'w, W: Clone + Eq + Hash + Send + Sync + 'w>(
+    /// [`rebuild_sparse`](Self::rebuild_sparse), on the raw pool.
+    pub(crate) fn rebuild_sparse_raw<'w, W: Clone + Eq + Hash + Send + Sync + 'w>(
         &mut self,
-        pool: &Pool<W>,
+        pool: &RawPool<W>,
         needed: u32,
         held: impl IntoIterator<Item = (&'w W, u32)>,
     ) {
@@ -370,22 +328,10 @@ impl CacheHits {
         self.end_sparse(&snap.view);
     }
 
-    /// [`rebuild_sparse`](Self::rebuild_sparse) by rank: `(worker, rank,
-    /// held)` for the ranks that hold some keys (what a per-rank prefix index
-    /// gives). Ranks not in the set are ignored.
-    ///
-    /// ```
-    /// use workerpick::{CacheHits, Cost, Pool, Request, WorkerInfo};
-    /// let pool = Pool::new();
-    /// pool.insert_with("node", WorkerInfo::new().ranks(4)).unwrap();
-    /// let mut hits = CacheHits::new();
-    /// hits.rebuild_sparse_ranked(&pool, 16, [(&"node", 2, 12)]);
-    /// let r = pool.reserve_with(&Cost::new(), &Request::new().cache_hits(&hits)).unwrap();
-    /// assert_eq!(r.rank(), 2); // the rank that has the prefix cached
-    /// ```
-    pub fn rebuild_sparse_ranked<'w, W: Clone + Eq + Hash + Send + Sync + 'w>(
+    /// [`rebuild_sparse_ranked`](Self::rebuild_sparse_ranked), on the raw pool.
+    pub(crate) fn rebuild_sparse_ranked_raw<'w, W: Clone + Eq + Hash + Send + Sync + 'w>(
         &mut self,
-        pool: &Pool<W>,
+        pool: &RawPool<W>,
         needed: u32,
         held: impl IntoIterator<Item = (&'w W, u32, u32)>,
     ) {
@@ -428,14 +374,10 @@ impl CacheHits {
         }
     }
 
-    /// Refills with the workers that hold some keys, named by their
-    /// [`WorkerToken`]s; every other worker holds none. Tokens of workers no
-    /// longer in the set, or of another pool, count for nothing; a worker
-    /// named twice holds its last count. Nothing is looked up: the time is a
-    /// few instructions per token, whatever the pool's size.
-    pub fn rebuild_tokens<W: Clone + Eq + Hash + Send + Sync>(
+    /// [`rebuild_tokens`](Self::rebuild_tokens), on the raw pool.
+    pub(crate) fn rebuild_tokens_raw<W: Clone + Eq + Hash + Send + Sync>(
         &mut self,
-        pool: &Pool<W>,
+        pool: &RawPool<W>,
         needed: u32,
         held: impl IntoIterator<Item = (WorkerToken, u32)>,
     ) {

@@ -19,31 +19,28 @@
 //!
 //! # Layers
 //! Each file holds one concept; imports go from the defining module and only
-//! downwards, with no circle among files (`tests/suite/layout.rs` checks it).
-//! From the top:
+//! downwards, with no circle among files nor among top-level modules
+//! (`tests/suite/layout.rs` checks both). From the top:
 //!
 //! | layer | files |
 //! |---|---|
-//! | the pool's API | `pool/` ([`Pool`](crate::Pool): a file per concern, each an `impl` block with a heading: building, membership, picking, fleet controls, reports and sync, latency, affinity, inspection) |
-//! | entry points | `handle.rs` ([`Handle`](crate::Handle)), `owned/`, `pair/` (prefill/decode pairs over two pools) |
-//! | guards | `reservation.rs` (wraps a booking, gives it back on drop; the shared retarget) |
-//! | booking | `booking.rs` (builds the context, asks the selector, books with a validated compare-and-swap) |
+//! | admission, the prefix index, engine events, glue | `queue/` ([`Queue`](crate::queue::Queue): requests wait for room by priority class and tenants' fair shares; above the pick, which does not know it: see [`admission`](super::admission)), `prefix/` (block keys, the lock-free table and its writer, lookups into [`Matches`](crate::prefix::Matches): see [`prefix`](super::prefix); it feeds [`CacheHits`](crate::CacheHits) and nothing below it depends on it), `kv_events/` (features `kv-events`, `kv-events-zmq`: the wire decoder, one applier per engine into the prefix index with its gap rule, the ZMQ subscriber), `service/`, `hold/` |
+//! | entry points over the pool | `affinity/` (bounded-load affinity's binding, the session table), `owned/` (owned handles and reservations, and `Pool::owned_handle`), `handle/` ([`Handle`](crate::Handle), and in `handle/picking.rs` the pool's own picking methods, which build one), `reservation.rs` (wraps a booking, gives it back on drop; the shared retarget), `pair/` (prefill/decode pairs over two pools) |
+//! | the pool's API | `pool/` ([`Pool`](crate::Pool): a `RawPool` (`raw.rs`) and a file per concern, each an `impl` block with a heading: building, membership, fleet controls, reports and sync, latency, affinity, inspection; `pool/inputs.rs` holds the public constructors of masks and cache credit that read a pool) |
+//! | booking | `booking.rs` (builds the context, asks the selector, books with a validated compare-and-swap), on a `RawPool` |
 //! | modes | `selectors/` (the [`Selector`](crate::Selector) trait and [`Choice`](crate::Choice), the `builtins!` list, one file per built-in holding its whole rule, `least_loaded/` and `cost/` as folders), `mode.rs`, `registry.rs` |
 //! | what a selector sees | `context/` ([`Context`](crate::Context), [`Slot`](crate::Slot), [`Intent`](crate::Intent), detached copies for out-of-line paths, the health view), `candidates.rs` (the whole set or a resolved eligibility mask) |
-//! | per-block bounds | `bounds/` (the bounds on loads and on weighted scores, their raise, and the two picks through them) |
-//! | the scan | `scan/` (kernels only: scalar reference, AVX2, AVX-512, NEON, behind one `Kernel`) |
-//! | load signals | `load/` (reported load as the counters hold it, health, capacity ratio, latency, cache credit: see [`load`](super::load)) |
-//! | the prefix index | `prefix/` (block keys, the lock-free table and its writer, lookups into [`Matches`](crate::prefix::Matches): see [`prefix`](super::prefix)); it feeds [`CacheHits`](crate::CacheHits) and nothing below it depends on it |
-//! | admission | `queue/` ([`Queue`](crate::queue::Queue): requests wait for room by priority class and tenants' fair shares; above the pick, which does not know it: see [`admission`](super::admission)) |
-//! | engine events | `kv_events/` (features `kv-events`, `kv-events-zmq`: the wire decoder, one applier per engine into the prefix index with its gap rule, the ZMQ subscriber); above the index, and nothing in the core depends on it |
-//! | per-request inputs | `request.rs`, `eligibility.rs` |
-//! | the set and its writer | `membership.rs` (membership changes, slot reuse), `snapshot.rs`, `remap.rs`, `weights/` (the tables a snapshot builds from capacities), `fleet/` (slow start), `reports/` (reports and replica summaries), `affinity/` (the ring a snapshot carries, session bindings) |
-//! | storage | `storage/` (counters, slot keys and pins, the feature word, bookings and their parts) |
+//! | per-request inputs | `request.rs`, `eligibility.rs`, `credit/` ([`CacheHits`](crate::CacheHits), [`WorkerToken`](crate::WorkerToken), the cost mode's tuning) |
+//! | what lower layers need of a pool | `raw.rs` (`RawPool`: the id, slots, published snapshot and writer, reported load, scan backend, slow-start clock; as hashbrown's raw table, it never names the public type) |
+//! | reports and load signals | `reports/` (reports and replica summaries), `load/` (reported load as the counters hold it, health, capacity ratio: see [`load`](super::load)) |
+//! | the set and its writer | `membership.rs` (membership changes, slot reuse), `snapshot/` (the set and the affinity ring it carries), `remap.rs`, `weights/` (the tables a snapshot builds from capacities), `fleet/` (slow start) |
+//! | per-block bounds, the scan | `bounds/` (the bounds on loads and on weighted scores, their raise, and the two picks through them), `scan/` (kernels only: scalar reference, AVX2, AVX-512, NEON, behind one `Kernel`) |
+//! | storage | `storage/` (counters, slot keys and pins, the feature word, bookings and their parts, the latency table) |
 //! | primitives | `sync.rs` (every loom difference), `rng.rs` |
 //!
 //! One least-loaded pick walks down and back without returning to a parent
-//! module: `Handle::reserve` (`handle.rs`) loads the cached snapshot
-//! (`snapshot.rs`, through the `sync` facade) and calls `booking::reserve`,
+//! module: `Handle::reserve` (`handle/mod.rs`) loads the cached snapshot
+//! (`snapshot/`, through the `sync` facade) and calls `booking::reserve`,
 //! which resolves the candidates (`candidates.rs`), builds the `Context`
 //! (`context/`) and asks `LeastLoaded` (`selectors/least_loaded/`). Its
 //! decision tree (`least_loaded/mod.rs`) runs the flat scan (`scan/`) over
@@ -53,7 +50,7 @@
 //! `bounds/least_scored.rs`), a pick whose answer is unhealthy to
 //! `least_loaded/health.rs`. Booking then reads the key's address
 //! (`storage/keys.rs`) and books with `Slots::charge_if` (`storage/mod.rs`);
-//! the booking goes to the wrapper `handle.rs` passed down, which makes a
+//! the booking goes to the wrapper `handle/mod.rs` passed down, which makes a
 //! [`Reservation`](crate::Reservation) (`reservation.rs`) of it in place; its
 //! drop calls `Slots::release`, which gives the load back to the same counter
 //! and, once a pick armed them, lowers the block's bound.

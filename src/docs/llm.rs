@@ -116,7 +116,7 @@
 //! proposals: an earlier one counted only the `u` uncredited
 //! (`W_c + u·w(1000·m)`), which drew every uncredited worker `u/n` times
 //! too rarely. The test `softmax_samples_the_formula_on_every_fleet`
-//! (`selectors/cost/distribution.rs`) checks the whole distribution by
+//! (`selectors/cost/tests/distribution.rs`) checks the whole distribution by
 //! chi-square on fleets with one to six credited workers, dense and
 //! sparse credit, masked and not, the mode's and the request's
 //! temperature, `T ∈ {0.1, 0.5, 1, 5}`: 144 fits at p > 0.001 (50 failed

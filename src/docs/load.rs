@@ -11,8 +11,8 @@
 //! | reported load | the counter, its part kept on the board (`load/reported.rs`) | `+ reported` (capped at [`MAX_REPORTED_LOAD`](crate::MAX_REPORTED_LOAD)) | every load-aware mode (and [`ReplicaLeastLoaded`](crate::ReplicaLeastLoaded) apart) |
 //! | health | the counter, the mark beside it (`load/health.rs`) | `+` [`UNHEALTHY_LOAD`](crate::UNHEALTHY_LOAD), compared apart from load by the exact paths | every mode |
 //! | capacity, slow start | the snapshot's weight tables (`weights/`) | `(load + r) ÷ capacity`, exact (`load/ratio.rs`) | random, round-robin, power-of-two, least-loaded, affinity |
-//! | latency | a table of peak-EWMA cells (`load/latency/`) | `estimate × (load + 1)` | the latency modes |
-//! | cache credit | per request ([`CacheHits`](crate::CacheHits), `load/credit.rs`) | `load − α·credit` | cost, device-aware (full hits) |
+//! | latency | a table of peak-EWMA cells (`storage/latency/`) | `estimate × (load + 1)` | the latency modes |
+//! | cache credit | per request ([`CacheHits`](crate::CacheHits), `credit/`) | `load − α·credit` | cost, device-aware (full hits) |
 //!
 //! So `effective load = booked + reported (+ the health penalty)`: what
 //! [`Context::load`](crate::Context::load) returns and what every booking
@@ -98,7 +98,7 @@
 //! A worker that is slow rather than busy (a GC pause, a degraded GPU) shows
 //! no more in-flight load than a fast one; the latency signal sees it. Per
 //! slot, one `u64` cell holds a peak-EWMA round-trip estimate in µs and the
-//! millisecond of its last sample (`load/latency/ewma.rs`): a sample above the
+//! millisecond of its last sample (`storage/latency/ewma.rs`): a sample above the
 //! estimate replaces it (the peak), a lower one mixes in as
 //! `cost·w + rtt·(1 − w)`, `w = exp(−Δt/τ)`; a read decays the estimate to now
 //! as if a 0-RTT sample arrived (`cost·w`) without writing. `w` is exact
@@ -179,7 +179,7 @@
 //!
 //!
 //! # The latency table
-//! (`load/latency/mod.rs`.)
+//! (`storage/latency/mod.rs`.)
 //! Latency: a per-worker peak-EWMA round-trip estimate, the load signal that
 //! sees a worker that is slow rather than busy (a GC pause, a degraded GPU).
 //!

@@ -74,7 +74,7 @@ impl<W> OwnedReservation<W> {
     /// is booked on (see [`Reservation::rank`](crate::Reservation::rank)).
     pub fn rank(&self) -> u32 {
         // The booking keeps the slot from being reassigned (as for `worker`).
-        self.anchor.pool.slots.keys.rank(self.booked.slot())
+        self.anchor.pool.raw.slots.keys.rank(self.booked.slot())
     }
 
     /// Releases now (the same as dropping it).
@@ -85,7 +85,7 @@ impl<W> OwnedReservation<W> {
     /// Gives back `n` of its load now and keeps the rest (see
     /// [`Reservation::release_part`](crate::Reservation::release_part)).
     pub fn release_part(&mut self, n: u32) -> u32 {
-        self.anchor.pool.slots.release_part(&mut self.booked, n)
+        self.anchor.pool.raw.slots.release_part(&mut self.booked, n)
     }
 
     /// Times this reservation from now to its end (see
@@ -101,7 +101,7 @@ impl<W> Timeable for OwnedReservation<W> {}
 impl<W> sealed::Sealed for OwnedReservation<W> {
     #[inline(always)]
     fn latency_slot(&self) -> Option<(&Latency, u32)> {
-        Some((self.anchor.pool.slots.counters.latency()?, self.booked.slot()))
+        Some((self.anchor.pool.raw.slots.counters.latency()?, self.booked.slot()))
     }
 }
 
@@ -121,7 +121,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> OwnedReservation<W> {
 
 impl<W> Drop for OwnedReservation<W> {
     fn drop(&mut self) {
-        self.anchor.pool.slots.release(&self.booked);
+        self.anchor.pool.raw.slots.release(&self.booked);
     }
 }
 

@@ -26,7 +26,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// assert!((0..10).all(|_| pool.select_with(&Affinity::unbounded(), &keyed).unwrap() == home));
     /// ```
     pub fn enable_affinity(&self) {
-        let _ = self.write(|w, slots, current| {
+        let _ = self.raw.write(|w, slots, current| {
             w.enable_affinity(slots, current);
             Ok(())
         });
@@ -34,49 +34,6 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
 
     /// Whether [`enable_affinity`](Self::enable_affinity) was called.
     pub fn affinity_enabled(&self) -> bool {
-        self.snapshot().view.affinity.is_some()
-    }
-}
-
-/// The session binding decision without the session map, for the loom
-/// models (`loom-tests/tests/sessions.rs`): `papaya`, which stores the
-/// bindings, is not loom-aware. Not part of the API.
-#[cfg(loom)]
-mod model {
-    use crate::affinity::binding::{self, Outcome, Target};
-    use crate::error::Error;
-    use crate::handle::Handle;
-    use crate::pool::Pool;
-    use crate::request::Request;
-    use crate::reservation::Reservation;
-    use crate::selectors::Selector;
-    use core::hash::Hash;
-
-    impl<'p, W: Clone + Eq + Hash + Send + Sync> Handle<'p, W> {
-        /// What `Sessions::reserve` does once it has looked the session
-        /// up: books `target`'s worker, or fails (`hard`), or books
-        /// `selector`'s pick, and says which.
-        #[doc(hidden)]
-        pub fn reserve_bound<S: Selector + ?Sized>(
-            &mut self,
-            selector: &S,
-            request: &Request<'_>,
-            target: Option<Target>,
-            hard: bool,
-        ) -> (Result<Reservation<'p, W>, Error>, Outcome) {
-            let mut outcome = Outcome::default();
-            let picked = binding::reserve(self, selector, request, target, hard, &mut outcome);
-            (picked, outcome)
-        }
-    }
-
-    impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
-        /// The binding a session bound to `worker` now holds.
-        #[doc(hidden)]
-        pub fn binding_target(&self, worker: &W) -> Option<Target> {
-            let snap = self.snapshot();
-            let &slot = snap.index.get(worker)?;
-            Some(Target::new(slot, snap.view.gens[slot as usize]))
-        }
+        self.raw.snapshot().view.affinity.is_some()
     }
 }

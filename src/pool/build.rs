@@ -1,16 +1,11 @@
 //! Building a pool: its limit, scan backend, latency signal and first workers.
 
-use super::{Pool, next_pool_id};
+use super::Pool;
 use crate::error::Error;
-use crate::fleet::RampClock;
-use crate::membership::Writer;
-use crate::reports::Reported;
+use crate::raw::RawPool;
 use crate::scan::{Backend, Kernel};
-use crate::snapshot::padded;
 use crate::storage::latency::{Latency, LatencyConfig};
-use crate::storage::{DEFAULT_MAX_WORKERS, MAX_WORKERS_LIMIT, Slots};
-use crate::sync::atomic::AtomicU64;
-use crate::sync::{Mutex, Published};
+use crate::storage::{DEFAULT_MAX_WORKERS, MAX_WORKERS_LIMIT};
 use core::hash::Hash;
 
 /// # Building a pool
@@ -43,19 +38,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     }
 
     fn with_limit(max: usize) -> Self {
-        let mut writer = Writer::new();
-        let first = writer.initial();
-        let id = next_pool_id();
         Self {
-            id,
-            slots: Slots::new(max),
-            current: Published::new(first),
-            writer: Mutex::new(writer),
-            backend: Kernel::detect(),
-            reported: Reported::new(padded(max), id),
-            ramp: RampClock::new(),
-            ramp_step: Self::ramp_step,
-            fallbacks: AtomicU64::new(0),
+            raw: RawPool::with_limit(max),
         }
     }
 
@@ -70,7 +54,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// (one the CPU lacks runs the scalar code). Checked against the CPU here,
     /// once: picks run the kernel with no further test.
     pub fn with_scan_backend(mut self, backend: Backend) -> Self {
-        self.backend = Kernel::of(backend);
+        self.raw.backend = Kernel::of(backend);
         self
     }
 
@@ -89,8 +73,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// assert!(Pool::from_workers([1]).unwrap().with_latency(LatencyConfig::new().tau(Duration::ZERO)).is_err());
     /// ```
     pub fn with_latency(mut self, config: LatencyConfig) -> Result<Self, Error> {
-        let table = Latency::new(self.slots.max(), config)?;
-        self.slots.counters.set_latency(table);
+        let table = Latency::new(self.raw.slots.max(), config)?;
+        self.raw.slots.counters.set_latency(table);
         Ok(self)
     }
 
@@ -100,7 +84,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// part of the API.
     #[doc(hidden)]
     pub fn with_flat_scan(mut self) -> Self {
-        self.slots.counters.drop_bounds();
+        self.raw.slots.counters.drop_bounds();
         self
     }
 }

@@ -53,7 +53,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// pool.remove(&"a").unwrap();
     /// ```
     pub fn drain(&self, worker: &W) -> Result<(), Error> {
-        self.write(|w, slots, current| w.set_draining(worker, true, slots, current))
+        self.raw
+            .write(|w, slots, current| w.set_draining(worker, true, slots, current))
             .map(drop)
     }
 
@@ -61,13 +62,14 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// capacity if slow start is on. Resuming a worker that is not draining
     /// changes nothing.
     pub fn resume(&self, worker: &W) -> Result<(), Error> {
-        self.write(|w, slots, current| w.set_draining(worker, false, slots, current))
+        self.raw
+            .write(|w, slots, current| w.set_draining(worker, false, slots, current))
             .map(drop)
     }
 
     /// Whether `worker` is draining: `None` if it is not in the set.
     pub fn is_draining(&self, worker: &W) -> Option<bool> {
-        lock(&self.writer).is_draining(worker)
+        lock(&self.raw.writer).is_draining(worker)
     }
 
     /// For a draining worker, whether its drain is over: no reservation of
@@ -77,12 +79,12 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         if self.is_draining(worker) != Some(true) {
             return None;
         }
-        let snap = self.snapshot();
+        let snap = self.raw.snapshot();
         let ranks = snap.ranks_of(worker)?;
         // Pins (zero-weight reservations) hold the worker too, on any rank.
         let pinned = ranks
             .slots()
-            .any(|slot| self.slots.keys.pins(slot).load(Ordering::Acquire) != 0);
+            .any(|slot| self.raw.slots.keys.pins(slot).load(Ordering::Acquire) != 0);
         Some(self.in_flight(worker) == Some(0) && !pinned)
     }
 
@@ -107,9 +109,9 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// assert_eq!(pool.is_healthy(&"b"), Some(true));
     /// ```
     pub fn set_healthy(&self, worker: &W, healthy: bool) -> Result<bool, Error> {
-        let snap = self.snapshot();
+        let snap = self.raw.snapshot();
         let ranks = snap.ranks_of(worker).ok_or(Error::UnknownWorker)?;
-        let health = &self.reported.health;
+        let health = &self.raw.reported.health;
         // Already so (marked means unhealthy): no lock, unless the mark is
         // still short of its penalty (see `load::health`).
         if ranks
@@ -118,12 +120,12 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         {
             return Ok(healthy);
         }
-        let _held = self.reported.lock_for_change();
+        let _held = self.raw.reported.lock_for_change();
         // Under the lock, against a membership change that forgets the slot:
         // resolve the worker again.
-        let snap = self.snapshot();
+        let snap = self.raw.snapshot();
         let ranks = snap.ranks_of(worker).ok_or(Error::UnknownWorker)?;
-        let counters = &self.slots.counters;
+        let counters = &self.raw.slots.counters;
         // Every rank changes under the one lock; the answer is rank 0's
         // (the ranks are marked together, so they agree).
         let mut was = healthy;
@@ -139,9 +141,9 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
 
     /// Whether `worker` is healthy: `None` if it is not in the set.
     pub fn is_healthy(&self, worker: &W) -> Option<bool> {
-        let snap = self.snapshot();
+        let snap = self.raw.snapshot();
         let ranks = snap.ranks_of(worker)?;
-        Some(!self.reported.health.is_marked(ranks.first))
+        Some(!self.raw.reported.health.is_marked(ranks.first))
     }
 
     /// Sets the slow start of workers that join or resume from now on
@@ -157,7 +159,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// ```
     pub fn set_slow_start(&self, slow_start: Option<SlowStart>) {
         let ramp = Ramp::new(slow_start);
-        let _ = self.write(|w, slots, current| {
+        let _ = self.raw.write(|w, slots, current| {
             w.set_ramp(ramp, slots, current);
             Ok(())
         });
@@ -167,8 +169,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// this now and then on their own, and so does every change to the set;
     /// call it from a timer to move the ramp on in a pool with no traffic.
     pub fn advance_slow_start(&self) {
-        if self.ramp.is_due(Instant::now()) {
-            let _ = self.write(|w, slots, current| {
+        if self.raw.ramp.is_due(Instant::now()) {
+            let _ = self.raw.write(|w, slots, current| {
                 w.republish(slots, current);
                 Ok(())
             });

@@ -12,7 +12,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// Number of workers in the set (draining ones included; a worker with
     /// ranks counts once).
     pub fn len(&self) -> usize {
-        self.snapshot().workers()
+        self.raw.snapshot().workers()
     }
 
     /// Whether the set is empty.
@@ -22,21 +22,21 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
 
     /// Whether `worker` is in the set.
     pub fn contains(&self, worker: &W) -> bool {
-        self.snapshot().ranks_of(worker).is_some()
+        self.raw.snapshot().ranks_of(worker).is_some()
     }
 
     /// The in-flight load of `worker` (the sum over its ranks): for a
     /// member, and for a removed worker whose reservations are still alive;
     /// `None` otherwise.
     pub fn in_flight(&self, worker: &W) -> Option<u32> {
-        let snap = self.snapshot();
+        let snap = self.raw.snapshot();
         match snap.ranks_of(worker) {
             Some(ranks) => {
-                let booked = self.reported.booked();
-                let of = |slot| booked.of(slot, self.slots.counters.get(slot));
+                let booked = self.raw.reported.booked();
+                let of = |slot| booked.of(slot, self.raw.slots.counters.get(slot));
                 Some(ranks.slots().fold(0u32, |sum, slot| sum.saturating_add(of(slot))))
             }
-            None => lock(&self.writer).draining_load(worker, None, &self.slots),
+            None => lock(&self.raw.writer).draining_load(worker, None, &self.raw.slots),
         }
     }
 
@@ -56,16 +56,16 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// assert_eq!(pool.in_flight(&"node"), Some(3));
     /// ```
     pub fn in_flight_rank(&self, worker: &W, rank: u32) -> Option<u32> {
-        let snap = self.snapshot();
+        let snap = self.raw.snapshot();
         match snap.ranks_of(worker) {
-            Some(ranks) => Some(self.booked_load(ranks.slot(rank).ok()?)),
-            None => lock(&self.writer).draining_load(worker, Some(rank), &self.slots),
+            Some(ranks) => Some(self.raw.booked_load(ranks.slot(rank).ok()?)),
+            None => lock(&self.raw.writer).draining_load(worker, Some(rank), &self.raw.slots),
         }
     }
 
     /// The attributes of `worker`, if it is in the set.
     pub fn info(&self, worker: &W) -> Option<WorkerInfo> {
-        let snap = self.snapshot();
+        let snap = self.raw.snapshot();
         snap.ranks_of(worker)
             .map(|ranks| snap.view.info[ranks.first as usize])
     }
@@ -73,13 +73,13 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// Every worker in the set with its in-flight load (the sum over its
     /// ranks): the candidates in set order, then the draining workers.
     pub fn loads(&self) -> Vec<(W, u32)> {
-        let snap = self.snapshot();
-        let booked = self.reported.booked();
+        let snap = self.raw.snapshot();
+        let booked = self.raw.reported.booked();
         let mut loads: Vec<(W, u32)> = Vec::with_capacity(snap.workers());
         for &slot in snap.view.members.iter().chain(snap.view.draining.iter()) {
-            let load = booked.of(slot, self.slots.counters.get(slot));
+            let load = booked.of(slot, self.raw.slots.counters.get(slot));
             // A worker's ranks are side by side, rank 0 first.
-            if self.slots.keys.rank(slot) > 0
+            if self.raw.slots.keys.rank(slot) > 0
                 && let Some(last) = loads.last_mut()
             {
                 last.1 = last.1.saturating_add(load);
@@ -103,8 +103,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// assert_eq!(pool.rank_loads(), [("a", 0, 0), ("b", 0, 0), ("b", 1, 5)]);
     /// ```
     pub fn rank_loads(&self) -> Vec<(W, u32, u32)> {
-        let snap = self.snapshot();
-        let booked = self.reported.booked();
+        let snap = self.raw.snapshot();
+        let booked = self.raw.reported.booked();
         snap.view
             .members
             .iter()
@@ -112,8 +112,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
             .map(|&slot| {
                 (
                     snap.key(slot).clone(),
-                    self.slots.keys.rank(slot),
-                    booked.of(slot, self.slots.counters.get(slot)),
+                    self.raw.slots.keys.rank(slot),
+                    booked.of(slot, self.raw.slots.counters.get(slot)),
                 )
             })
             .collect()
@@ -121,14 +121,14 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
 
     /// Storage counters.
     pub fn stats(&self) -> PoolStats {
-        let (draining, free_slots, capacity, snapshots, slots) = lock(&self.writer).stats();
+        let (draining, free_slots, capacity, snapshots, slots) = lock(&self.raw.writer).stats();
         PoolStats {
             workers: self.len(),
             draining,
             free_slots,
             slots,
             capacity,
-            fallbacks: self.fallbacks.load(Ordering::Relaxed),
+            fallbacks: self.raw.fallbacks.load(Ordering::Relaxed),
             snapshots,
         }
     }
@@ -136,14 +136,6 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// The scan backend in use: [`Backend::Scalar`] where the one asked for
     /// is not available on this CPU.
     pub fn scan_backend(&self) -> Backend {
-        self.backend.backend()
-    }
-}
-
-impl<W> Pool<W> {
-    /// The load booked on `slot`: its counter, less any reported load on it.
-    #[inline]
-    pub(crate) fn booked_load(&self, slot: u32) -> u32 {
-        self.reported.booked().of(slot, self.slots.counters.get(slot))
+        self.raw.backend.backend()
     }
 }

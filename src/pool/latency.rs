@@ -10,8 +10,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// own, from its own reservations: this is their mean); `None` if it is
     /// not in the set or the pool keeps no latency signal.
     pub fn latency(&self, worker: &W) -> Option<Duration> {
-        let latency = self.slots.counters.latency()?;
-        let snap = self.snapshot();
+        let latency = self.raw.slots.counters.latency()?;
+        let snap = self.raw.snapshot();
         let ranks = snap.ranks_of(worker)?;
         let sum: Duration = ranks.slots().map(|slot| latency.estimate_now(slot)).sum();
         Some(sum / ranks.count)
@@ -24,10 +24,10 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// of the API.
     #[doc(hidden)]
     pub fn record_latency_at(&self, worker: &W, at: Duration, rtt: Duration, failed: bool) {
-        let Some(latency) = self.slots.counters.latency() else {
+        let Some(latency) = self.raw.slots.counters.latency() else {
             return;
         };
-        let snap = self.snapshot();
+        let snap = self.raw.snapshot();
         // A worker's sample is every one of its ranks'.
         for slot in snap.ranks_of(worker).into_iter().flat_map(|r| r.slots()) {
             latency.sample_as(slot, at, rtt, failed);

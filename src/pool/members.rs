@@ -20,13 +20,15 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// reservations are alive comes back with that load.
     pub fn insert_with(&self, worker: W, info: WorkerInfo) -> Result<(), Error> {
         let info = Self::checked(info)?;
-        self.write(|w, slots, current| w.insert(worker, info, slots, current))
+        self.raw
+            .write(|w, slots, current| w.insert(worker, info, slots, current))
     }
 
     /// Removes `worker`. Picks that start after this returns never choose it;
     /// its reservations stay valid and its slot is reused after the last one.
     pub fn remove(&self, worker: &W) -> Result<(), Error> {
-        self.write(|w, slots, current| w.remove(worker, slots, current))
+        self.raw
+            .write(|w, slots, current| w.remove(worker, slots, current))
     }
 
     /// Replaces the whole set with `workers`, in order. Workers that stay
@@ -34,14 +36,16 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// changes nothing.
     pub fn replace(&self, workers: impl IntoIterator<Item = W>) -> Result<(), Error> {
         let workers: Vec<W> = workers.into_iter().collect();
-        self.write(|w, slots, current| w.replace(workers, slots, current))
+        self.raw
+            .write(|w, slots, current| w.replace(workers, slots, current))
     }
 
     /// Changes `worker`'s attributes (its device kind, its group, its
     /// capacity): a new snapshot, not a membership change.
     pub fn set_info(&self, worker: &W, info: WorkerInfo) -> Result<(), Error> {
         let info = Self::checked(info)?;
-        self.write(|w, slots, current| w.set_info(worker, info, slots, current))
+        self.raw
+            .write(|w, slots, current| w.set_info(worker, info, slots, current))
     }
 
     /// Changes the attributes of every worker in `changes` in one snapshot,
@@ -63,13 +67,14 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
             .into_iter()
             .map(|(w, info)| Ok((w, Self::checked(info)?)))
             .collect::<Result<Vec<_>, Error>>()?;
-        self.write(|w, slots, current| w.set_infos(changes, slots, current))
+        self.raw
+            .write(|w, slots, current| w.set_infos(changes, slots, current))
     }
 
     /// Reuses the slots of removed workers that have drained; returns how many.
     /// Writers do this on their own; call it to reclaim storage sooner.
     pub fn reclaim(&self) -> usize {
-        lock(&self.writer).reclaim(&self.slots)
+        lock(&self.raw.writer).reclaim(&self.raw.slots)
     }
 
     /// Checks `info` before it joins the set.

@@ -6,25 +6,19 @@
 mod affinity;
 mod build;
 mod fleet;
+mod inputs;
 mod inspect;
 mod latency;
 mod members;
-mod picking;
+
 mod reports;
 mod stats;
 
 pub use stats::PoolStats;
 
-use crate::error::Error;
-use crate::fleet::RampClock;
-use crate::membership::Writer;
-use crate::reports::Reported;
-use crate::scan::Kernel;
+use crate::raw::RawPool;
 use crate::snapshot::Snapshot;
-use crate::storage::Slots;
-use crate::storage::features::Features;
-use crate::sync::atomic::{AtomicU64, Ordering};
-use crate::sync::{Guard, Mutex, Published, lock};
+use crate::sync::Guard;
 use core::fmt;
 use core::hash::Hash;
 
@@ -57,81 +51,22 @@ use core::hash::Hash;
 /// assert_eq!(pool.in_flight(&w), None);      // gone for good
 /// ```
 pub struct Pool<W> {
-    pub(crate) id: u64,
-    pub(crate) slots: Slots<W>,
-    current: Published<Snapshot<W>>,
-    pub(crate) writer: Mutex<Writer<W>>,
-    pub(crate) ramp: RampClock,
-    /// `ramp_step` for this key type, callable where `W`'s bounds are not
-    /// in scope (the reservation path).
-    pub(crate) ramp_step: fn(&Pool<W>),
-    pub(crate) backend: Kernel,
-    pub(crate) reported: Reported,
-    fallbacks: AtomicU64,
-}
-
-fn next_pool_id() -> u64 {
-    // A process-wide counter (never loom's: it only names pools).
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-}
-
-/// The writer's entry points, for the methods that change the set.
-impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
-    /// Runs a change on the writer, then records when slow start is next due
-    /// and drops what was kept for workers that left.
-    pub(crate) fn write<R>(
-        &self,
-        change: impl FnOnce(&mut Writer<W>, &Slots<W>, &Published<Snapshot<W>>) -> Result<R, Error>,
-    ) -> Result<R, Error> {
-        let mut writer = lock(&self.writer);
-        let changed = change(&mut writer, &self.slots, &self.current);
-        self.set_ramp(writer.ramp_due());
-        drop(writer);
-        self.forget_departed();
-        changed
-    }
-
-    /// Records when slow start is next due (`None`: nothing ramps). Under
-    /// the writer lock.
-    fn set_ramp(&self, due: Option<std::time::Instant>) {
-        self.ramp.set(due);
-        let features = &self.slots.counters.features;
-        features.set(Features::RAMPING, due.is_some());
-    }
-
-    /// Publishes the slow-start step that is due, unless a writer holds the
-    /// lock (it publishes the step itself). Reservations call it now and then.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn ramp_step(&self) {
-        if !self.ramp.is_due(std::time::Instant::now()) {
-            return;
-        }
-        // A poisoned lock is left to the writers, which recover it.
-        if let Ok(mut writer) = self.writer.try_lock() {
-            writer.republish(&self.slots, &self.current);
-            self.set_ramp(writer.ramp_due());
-        }
-    }
+    pub(crate) raw: RawPool<W>,
 }
 
 impl<W> Pool<W> {
+    #[inline(always)]
+    pub(crate) fn raw(&self) -> &RawPool<W> {
+        &self.raw
+    }
+
     pub(crate) fn id(&self) -> u64 {
-        self.id
+        self.raw.id
     }
 
     #[inline(always)]
     pub(crate) fn snapshot(&self) -> Guard<Snapshot<W>> {
-        self.current.load()
-    }
-
-    pub(crate) fn published(&self) -> &Published<Snapshot<W>> {
-        &self.current
-    }
-
-    pub(crate) fn note_fallback(&self) {
-        self.fallbacks.fetch_add(1, Ordering::Relaxed);
+        self.raw.snapshot()
     }
 }
 
@@ -145,7 +80,7 @@ impl<W: Clone + Eq + Hash + Send + Sync + fmt::Debug> fmt::Debug for Pool<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Pool")
             .field("workers", &self.loads())
-            .field("scan", &self.backend.backend())
+            .field("scan", &self.raw.backend.backend())
             .finish()
     }
 }

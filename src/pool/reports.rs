@@ -46,22 +46,24 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     where
         W: 'w,
     {
-        self.reported.with(&self.slots.counters, |state, cells, now| {
-            // Loaded under the lock: see `forget_departed`.
-            let snap = self.snapshot();
-            let mut members = 0;
-            for (worker, load) in reports {
-                if let Some(ranks) = snap.ranks_of(worker) {
-                    let (share, rest) = (load / ranks.count, load % ranks.count);
-                    for (slot, rank) in ranks.slots().zip(0..) {
-                        let load = share + u32::from(rank < rest);
-                        state.report(cells, slot, snap.view.gens[slot as usize], load, now);
+        self.raw
+            .reported
+            .with(&self.raw.slots.counters, |state, cells, now| {
+                // Loaded under the lock: see `forget_departed`.
+                let snap = self.raw.snapshot();
+                let mut members = 0;
+                for (worker, load) in reports {
+                    if let Some(ranks) = snap.ranks_of(worker) {
+                        let (share, rest) = (load / ranks.count, load % ranks.count);
+                        for (slot, rank) in ranks.slots().zip(0..) {
+                            let load = share + u32::from(rank < rest);
+                            state.report(cells, slot, snap.view.gens[slot as usize], load, now);
+                        }
+                        members += 1;
                     }
-                    members += 1;
                 }
-            }
-            members
-        })
+                members
+            })
     }
 
     /// Sets rank `rank` of `worker`'s own reported load (see
@@ -89,18 +91,20 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     where
         W: 'w,
     {
-        self.reported.with(&self.slots.counters, |state, cells, now| {
-            // Loaded under the lock: see `forget_departed`.
-            let snap = self.snapshot();
-            let mut members = 0;
-            for (worker, rank, load) in reports {
-                if let Some(slot) = snap.ranks_of(worker).and_then(|r| r.slot(rank).ok()) {
-                    state.report(cells, slot, snap.view.gens[slot as usize], load, now);
-                    members += 1;
+        self.raw
+            .reported
+            .with(&self.raw.slots.counters, |state, cells, now| {
+                // Loaded under the lock: see `forget_departed`.
+                let snap = self.raw.snapshot();
+                let mut members = 0;
+                for (worker, rank, load) in reports {
+                    if let Some(slot) = snap.ranks_of(worker).and_then(|r| r.slot(rank).ok()) {
+                        state.report(cells, slot, snap.view.gens[slot as usize], load, now);
+                        members += 1;
+                    }
                 }
-            }
-            members
-        })
+                members
+            })
     }
 
     /// The load reported for `worker` from outside as its picks count it: its own
@@ -109,8 +113,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// `u32::MAX` beside its bookings (summed over its ranks). `None` if it is
     /// not in the set.
     pub fn reported_load(&self, worker: &W) -> Option<u32> {
-        let snap = self.snapshot();
-        let board = self.reported.board();
+        let snap = self.raw.snapshot();
+        let board = self.raw.reported.board();
         let ranks = snap.ranks_of(worker)?;
         Some(
             ranks
@@ -122,9 +126,9 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// [`reported_load`](Self::reported_load) of rank `rank` of `worker`;
     /// `None` if it is not in the set or has no such rank.
     pub fn reported_rank_load(&self, worker: &W, rank: u32) -> Option<u32> {
-        let snap = self.snapshot();
+        let snap = self.raw.snapshot();
         let slot = snap.ranks_of(worker)?.slot(rank).ok()?;
-        Some(self.reported.board().get(slot))
+        Some(self.raw.reported.board().get(slot))
     }
 
     /// What this router has booked, to send to the other replicas: every worker
@@ -145,12 +149,12 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// assert!(!b.apply_summary(&summary)); // already applied
     /// ```
     pub fn summary(&self) -> Summary<W> {
-        let snap = self.snapshot();
-        let booked = self.reported.booked();
+        let snap = self.raw.snapshot();
+        let booked = self.raw.reported.booked();
         let mut loads = Vec::new();
         let mut rank_loads = Vec::new();
         for &slot in snap.view.members.iter() {
-            let load = booked.of(slot, self.slots.counters.get(slot));
+            let load = booked.of(slot, self.raw.slots.counters.get(slot));
             if load == 0 {
                 continue;
             }
@@ -158,12 +162,12 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
             if snap.view.info[slot as usize].rank_count() == 1 {
                 loads.push((key, load));
             } else {
-                rank_loads.push((key, self.slots.keys.rank(slot), load));
+                rank_loads.push((key, self.raw.slots.keys.rank(slot), load));
             }
         }
         Summary {
-            origin: self.reported.origin,
-            seq: self.reported.seq.fetch_add(1, Relaxed) + 1,
+            origin: self.raw.reported.origin,
+            seq: self.raw.reported.seq.fetch_add(1, Relaxed) + 1,
             loads,
             rank_loads,
             bindings: Vec::new(),
@@ -176,103 +180,86 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// bus that echoes to the sender) and for one older than, or the same as, the
     /// last applied from that replica (a late or repeated message).
     pub fn apply_summary(&self, summary: &Summary<W>) -> bool {
-        if summary.origin == self.reported.origin {
+        if summary.origin == self.raw.reported.origin {
             return false;
         }
-        self.reported.with(&self.slots.counters, |state, cells, now| {
-            let snap = self.snapshot();
-            let (origin, seq) = (summary.origin, summary.seq);
-            if snap.ranked.is_empty() && summary.rank_loads.is_empty() {
-                // No ranks on either side: a slot holding the worker's key is
-                // its only one.
-                let resolve = |worker: &W, hint: Option<u32>| {
-                    // The slot it had in the replica's last summary, if still its:
-                    // one comparison instead of a hash lookup for a steady fleet.
+        self.raw
+            .reported
+            .with(&self.raw.slots.counters, |state, cells, now| {
+                let snap = self.raw.snapshot();
+                let (origin, seq) = (summary.origin, summary.seq);
+                if snap.ranked.is_empty() && summary.rank_loads.is_empty() {
+                    // No ranks on either side: a slot holding the worker's key is
+                    // its only one.
+                    let resolve = |worker: &W, hint: Option<u32>| {
+                        // The slot it had in the replica's last summary, if still its:
+                        // one comparison instead of a hash lookup for a steady fleet.
+                        let slot = match hint {
+                            Some(slot)
+                                if snap.keys.get(slot as usize).and_then(Option::as_ref) == Some(worker) =>
+                            {
+                                slot
+                            }
+                            _ => *snap.index.get(worker)?,
+                        };
+                        Some((slot, snap.view.gens[slot as usize]))
+                    };
+                    return state.apply(cells, origin, seq, &summary.loads, resolve, now)
+                        == Applied::Replaced;
+                }
+                // A worker without ranks in the summary is rank 0 here.
+                let entries: Vec<((&W, u32), u32)> = summary
+                    .loads
+                    .iter()
+                    .map(|(w, load)| ((w, 0), *load))
+                    .chain(
+                        summary
+                            .rank_loads
+                            .iter()
+                            .map(|(w, rank, load)| ((w, *rank), *load)),
+                    )
+                    .collect();
+                let resolve = |&(worker, rank): &(&W, u32), hint: Option<u32>| {
                     let slot = match hint {
                         Some(slot)
-                            if snap.keys.get(slot as usize).and_then(Option::as_ref) == Some(worker) =>
+                            if snap.keys.get(slot as usize).and_then(Option::as_ref) == Some(worker)
+                                && self.raw.slots.keys.rank(slot) == rank =>
                         {
                             slot
                         }
-                        _ => *snap.index.get(worker)?,
+                        _ => snap.ranks_of(worker)?.slot(rank).ok()?,
                     };
                     Some((slot, snap.view.gens[slot as usize]))
                 };
-                return state.apply(cells, origin, seq, &summary.loads, resolve, now) == Applied::Replaced;
-            }
-            // A worker without ranks in the summary is rank 0 here.
-            let entries: Vec<((&W, u32), u32)> = summary
-                .loads
-                .iter()
-                .map(|(w, load)| ((w, 0), *load))
-                .chain(
-                    summary
-                        .rank_loads
-                        .iter()
-                        .map(|(w, rank, load)| ((w, *rank), *load)),
-                )
-                .collect();
-            let resolve = |&(worker, rank): &(&W, u32), hint: Option<u32>| {
-                let slot = match hint {
-                    Some(slot)
-                        if snap.keys.get(slot as usize).and_then(Option::as_ref) == Some(worker)
-                            && self.slots.keys.rank(slot) == rank =>
-                    {
-                        slot
-                    }
-                    _ => snap.ranks_of(worker)?.slot(rank).ok()?,
-                };
-                Some((slot, snap.view.gens[slot as usize]))
-            };
-            state.apply(cells, origin, seq, &entries, resolve, now) == Applied::Replaced
-        })
+                state.apply(cells, origin, seq, &entries, resolve, now) == Applied::Replaced
+            })
     }
 
     /// Drops every report older than the age limit now, rather than at the next
     /// report or the next pick that checks; returns how many sources aged out.
     pub fn expire_reports(&self) -> usize {
-        let mut state = lock(&self.reported.state);
-        self.reported
-            .expire(&mut state, &self.slots.counters, Instant::now())
+        let mut state = lock(&self.raw.reported.state);
+        self.raw
+            .reported
+            .expire(&mut state, &self.raw.slots.counters, Instant::now())
     }
 
     /// Sets how long a report counts after it arrives (default
     /// [`DEFAULT_REPORT_MAX_AGE`](crate::DEFAULT_REPORT_MAX_AGE)). A shorter limit applies to reports already
     /// held, at the next check.
     pub fn set_report_max_age(&self, max_age: Duration) {
-        let mut state = lock(&self.reported.state);
+        let mut state = lock(&self.raw.reported.state);
         state.set_max_age(max_age);
-        self.reported.store_due(&state);
+        self.raw.reported.store_due(&state);
     }
 
     /// How long a report counts after it arrives.
     pub fn report_max_age(&self) -> Duration {
-        lock(&self.reported.state).max_age
+        lock(&self.raw.reported.state).max_age
     }
 
     /// How many peer replicas have a live summary here.
     pub fn reporting_peers(&self) -> usize {
-        lock(&self.reported.state).peers()
-    }
-
-    /// Drops reports kept for workers that left the set (called after every
-    /// membership change). The snapshot is loaded under the report lock, here and
-    /// wherever reports are resolved to slots: a report resolved with a snapshot
-    /// from before a change was applied before this runs, and is dropped by it.
-    pub(crate) fn forget_departed(&self) {
-        // SeqCst, after the publish: see `Reported::with`.
-        if self.reported.used.load(crate::sync::atomic::Ordering::SeqCst) == 0 {
-            return;
-        }
-        let mut state = lock(&self.reported.state);
-        let snap = self.snapshot();
-        let view = &snap.view;
-        state.retain_members(self.reported.cells(&self.slots.counters), |slot| {
-            snap.holds(slot).then(|| view.gens[slot as usize])
-        });
-        // A departed worker's health mark would keep its slot from draining.
-        self.reported
-            .health
-            .forget(&self.slots.counters, view.scan_len(), |slot| snap.holds(slot));
+        lock(&self.raw.reported.state).peers()
     }
 }

@@ -29,19 +29,19 @@ impl Gate {
     pub(crate) fn is_open<W>(&self, pool: &Pool<W>, snap: &Snapshot<W>, slot: u32, extra: u32) -> bool {
         if let Some(per) = self.in_flight {
             let capacity = snap.view.info[slot as usize].capacity_weight();
-            let booked = pool.booked_load(slot).saturating_sub(extra);
+            let booked = pool.raw.booked_load(slot).saturating_sub(extra);
             if booked >= per.saturating_mul(capacity) {
                 return false;
             }
         }
         if let Some(age) = self.stale_after {
-            let fresh = pool.reported.heard(slot).is_some_and(|at| at.elapsed() < age);
+            let fresh = pool.raw.reported.heard(slot).is_some_and(|at| at.elapsed() < age);
             if !fresh {
                 return false;
             }
         }
         match self.reported {
-            Some(limit) => pool.reported.board().get(slot) < limit,
+            Some(limit) => pool.raw.reported.board().get(slot) < limit,
             None => true,
         }
     }
@@ -59,7 +59,7 @@ impl Gate {
         // modification order, where a load may read an older one; the load
         // in `is_open` that follows reads no older value than it (coherence).
         // SeqCst for nothing else: no other access pairs with it.
-        pool.slots.counters.get(slot).fetch_add(0, Ordering::SeqCst);
+        pool.raw.slots.counters.get(slot).fetch_add(0, Ordering::SeqCst);
         self.is_open(pool, snap, slot, weight)
     }
 
@@ -73,7 +73,7 @@ impl Gate {
             }
             let capacity = u64::from(snap.view.info[slot as usize].capacity_weight().max(1));
             // load ÷ capacity, in fixed point.
-            let score = (u64::from(pool.booked_load(slot)) << 20) / capacity;
+            let score = (u64::from(pool.raw.booked_load(slot)) << 20) / capacity;
             if best.is_none_or(|(_, s)| score < s) {
                 best = Some((slot, score));
             }

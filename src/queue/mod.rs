@@ -205,7 +205,7 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
         // Booked first and checked after, not scanned first: with room where
         // the selector looks, the saturation rule costs one check, not a
         // pass over the set.
-        let booked = match booking::reserve(pool, snap, rng, &request, &self.selector, |b| b) {
+        let booked = match booking::reserve(&pool.raw, snap, rng, &request, &self.selector, |b| b) {
             Ok(booked) => booked,
             Err(e) => return Some(Err(e)),
         };
@@ -215,13 +215,13 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
         }
         // Given back at once: it only undoes this booking, so it makes no
         // room that a waiter could be owed.
-        pool.slots.release(&booked);
+        pool.raw.slots.release(&booked);
         let roomiest = self.gate.roomiest(pool, snap)?;
-        let moved = booking::book(pool, snap, roomiest, weight).ok()?;
+        let moved = booking::book(&pool.raw, snap, roomiest, weight).ok()?;
         if self.gate.kept(pool, snap, roomiest, weight) {
             return Some(Ok(moved));
         }
-        pool.slots.release(&moved);
+        pool.raw.slots.release(&moved);
         None
     }
 

@@ -171,7 +171,7 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Drop for Ticket<'_, W, S> 
         };
         // Admitted but never taken: give the booking back, and its room to
         // the next waiter.
-        self.queue.pool.slots.release(&booked);
+        self.queue.pool.raw.slots.release(&booked);
         self.queue.after_release();
     }
 }

@@ -13,8 +13,6 @@ pub use choice::Choice;
 use crate::context::Context;
 use crate::error::Error;
 
-/// The cost mode's validated knobs, which a `Request` can carry too.
-
 /// Calls `$then!` with `($($args)*)` and then the list of built-in modes, one
 /// entry each: its doc line, its type and module, its canonical name, then the
 /// other spellings `Mode`'s `FromStr` accepts (all in canonical form: lower

@@ -21,15 +21,15 @@ fn choose<S: Selector>(
     req: &Request<'_>,
 ) -> (Option<u32>, u32) {
     let snap = pool.snapshot();
-    let candidates = Candidates::of(&snap.view, pool.id, req).unwrap();
+    let candidates = Candidates::of(&snap.view, pool.id(), req).unwrap();
     let mut cx = Context::new(
         &snap.view,
-        (&pool.slots.counters, &pool.reported),
+        (&pool.raw.slots.counters, &pool.raw.reported),
         candidates,
         rng,
         intent,
         req,
-        &pool.backend,
+        &pool.raw.backend,
     );
     let choice: Option<Choice> = sel.choose(&mut cx);
     let reads = cx.reads.get();
@@ -262,7 +262,7 @@ fn a_pick_from_an_old_snapshot_charges_the_worker_it_names() {
     let req = Request::new();
     let keep = |booked| Reservation::new(&pool, booked);
     let r = crate::booking::reserve(
-        &pool,
+        &pool.raw,
         &old,
         &mut Rng::with_seed(1),
         &req,

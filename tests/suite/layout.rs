@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Every `.rs` file under `src/`, by path relative to `src/`, without its
-/// unit tests (`tests.rs` files, and what follows `#[cfg(test)] mod tests`).
+/// unit tests (`tests.rs` files, files under a `tests/` folder, and what
+/// follows `#[cfg(test)] mod tests`).
 fn sources() -> BTreeMap<String, String> {
     fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<String, String>) {
         for entry in std::fs::read_dir(dir).unwrap() {
@@ -20,7 +21,7 @@ fn sources() -> BTreeMap<String, String> {
                     .unwrap()
                     .to_string_lossy()
                     .replace('\\', "/");
-                if name.ends_with("tests.rs") {
+                if name.ends_with("tests.rs") || name.contains("tests/") {
                     continue;
                 }
                 let text = std::fs::read_to_string(&path).unwrap();
@@ -264,4 +265,89 @@ fn unsafe_stays_in_the_storage_and_the_scan() {
         "`unsafe` outside the storage and the scan (file: code lines) differs from the list \
          above: move it behind the storage or the scan, or list it with why it cannot be safe code"
     );
+}
+
+/// The top-level module (`owned` for `owned/handle.rs`, `booking` for
+/// `booking.rs`) a file belongs to.
+fn top_of(file: &str) -> String {
+    module_of(file).first().cloned().unwrap_or_default()
+}
+
+/// The strongly connected groups of more than one node (Tarjan's algorithm).
+fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct Walk<'g> {
+        graph: &'g BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'g str, usize>,
+        low: BTreeMap<&'g str, usize>,
+        stack: Vec<&'g str>,
+        out: Vec<Vec<String>>,
+    }
+    impl<'g> Walk<'g> {
+        fn visit(&mut self, node: &'g str) {
+            let at = self.index.len();
+            self.index.insert(node, at);
+            self.low.insert(node, at);
+            self.stack.push(node);
+            for next in self.graph.get(node).into_iter().flatten() {
+                let next = next.as_str();
+                if !self.index.contains_key(next) {
+                    self.visit(next);
+                    let low = self.low[node].min(self.low[next]);
+                    self.low.insert(node, low);
+                } else if self.stack.contains(&next) {
+                    let low = self.low[node].min(self.index[next]);
+                    self.low.insert(node, low);
+                }
+            }
+            if self.low[node] == self.index[node] {
+                let at = self.stack.iter().rposition(|&n| n == node).unwrap();
+                let group: Vec<String> = self.stack.drain(at..).map(String::from).collect();
+                if group.len() > 1 {
+                    self.out.push(group);
+                }
+            }
+        }
+    }
+    let mut walk = Walk {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        out: Vec::new(),
+    };
+    for node in graph.keys() {
+        if !walk.index.contains_key(node.as_str()) {
+            walk.visit(node);
+        }
+    }
+    walk.out
+}
+
+#[test]
+fn top_level_modules_form_no_circle() {
+    let files = sources();
+    let mut folded: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut arrows: Vec<(String, String, String, String)> = Vec::new();
+    for (file, to) in edges(&files) {
+        let from = top_of(&file);
+        let entry = folded.entry(from.clone()).or_default();
+        for target in to {
+            let top = top_of(&target);
+            if top != from && top != "docs" {
+                entry.insert(top.clone());
+                arrows.push((from.clone(), top, file.clone(), target));
+            }
+        }
+    }
+    let found = circles(&folded);
+    let mut why = String::new();
+    for group in &found {
+        why.push_str(&format!("\ncircle of {}: {}\n", group.len(), group.join(", ")));
+        for (from, to, file, target) in &arrows {
+            if group.contains(from) && group.contains(to) {
+                why.push_str(&format!("  {file} -> {target}\n"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "top-level modules form circles:{why}");
 }

@@ -7,8 +7,6 @@ mod pass;
 // scan they call is covered there by its own tests.
 #[cfg(all(test, not(miri)))]
 mod tests;
-#[cfg(all(test, not(miri)))]
-mod distribution;
 
 use crate::context::Context;
 use crate::error::Error;

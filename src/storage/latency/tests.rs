@@ -22,7 +22,7 @@ fn latency_pool(n: u32) -> Pool<u32> {
 
 /// Samples `rtt_us` on worker `w` at the table's current millisecond.
 fn sample(pool: &Pool<u32>, w: u32, rtt_us: u32) {
-    let table = pool.slots.counters.latency().unwrap();
+    let table = pool.raw.slots.counters.latency().unwrap();
     let slot = pool.snapshot().index[&w];
     table.sample(slot, table.now(), rtt_us);
 }
@@ -30,7 +30,7 @@ fn sample(pool: &Pool<u32>, w: u32, rtt_us: u32) {
 #[test]
 fn plain_pools_read_no_clock() {
     let pool = small(0..4u32).unwrap();
-    assert!(pool.slots.counters.latency().is_none());
+    assert!(pool.raw.slots.counters.latency().is_none());
     let before = reads();
     for _ in 0..10 {
         drop(pool.reserve(&PowerOfTwo::new()).unwrap());

@@ -2,6 +2,8 @@
 //! `T = 0` path against the reference pass, and the softmax's distribution
 //! against its formula.
 
+mod distribution;
+
 use super::pass::{self, Rule};
 use crate::credit::tuning::{CreditWeight, Temperature};
 use super::Cost;
@@ -47,15 +49,15 @@ fn pool_of(f: &Fleet) -> Pool<u32> {
 /// Runs `f` on a context over `pool` for `req`.
 fn with_cx<R>(pool: &Pool<u32>, req: &Request<'_>, rng: &mut Rng, f: impl FnOnce(&mut Context<'_>) -> R) -> R {
     let snap = pool.snapshot();
-    let candidates = Candidates::of(&snap.view, pool.id, req).unwrap();
+    let candidates = Candidates::of(&snap.view, pool.id(), req).unwrap();
     let mut cx = Context::new(
         &snap.view,
-        (&pool.slots.counters, &pool.reported),
+        (&pool.raw.slots.counters, &pool.raw.reported),
         candidates,
         rng,
         Intent::Select,
         req,
-        &pool.backend,
+        &pool.raw.backend,
     );
     f(&mut cx)
 }

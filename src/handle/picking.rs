@@ -1,19 +1,18 @@
-//! Picking: handles, and the pool's own picks (which load the snapshot on
-//! every call; a router thread keeps a [`Handle`] instead).
+//! The pool's picking methods: its handles, and its own picks (which load
+//! the snapshot on every call; a router thread keeps a [`Handle`] instead).
+//! They live above the pool, with the handle they build.
 
-use super::Pool;
+use super::Handle;
 use crate::booking;
 use crate::context::Intent;
 use crate::eligibility::Eligibility;
 use crate::error::Error;
-use crate::handle::Handle;
-use crate::owned::handle::OwnedHandle;
+use crate::pool::Pool;
 use crate::request::{DEFAULT_REQUEST, Request};
 use crate::reservation::Reservation;
 use crate::rng::Rng;
 use crate::selectors::Selector;
 use core::hash::Hash;
-use std::sync::Arc;
 
 /// # Picking
 impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
@@ -27,19 +26,9 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         Handle::new(self, rng)
     }
 
-    /// An [`OwnedHandle`] on this shared pool, with its own random source.
-    pub fn owned_handle(self: &Arc<Self>) -> OwnedHandle<W> {
-        self.owned_handle_with_rng(Rng::new())
-    }
-
-    /// An [`OwnedHandle`] drawing from `rng`.
-    pub fn owned_handle_with_rng(self: &Arc<Self>, rng: Rng) -> OwnedHandle<W> {
-        OwnedHandle::new(self, rng)
-    }
-
     /// A mask admitting the current workers for which `admit` is true.
     pub fn eligibility(&self, admit: impl FnMut(&W) -> bool) -> Eligibility {
-        Eligibility::build(self, &self.snapshot(), admit)
+        Eligibility::build(&self.raw, &self.raw.snapshot(), admit)
     }
 
     /// Picks a worker without booking load, and returns a clone of it (see
@@ -81,8 +70,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         request: &Request<'_>,
     ) -> Result<Reservation<'_, W>, Error> {
         booking::reserve(
-            self,
-            &self.snapshot(),
+            &self.raw,
+            &self.raw.snapshot(),
             &mut Rng::new(),
             request,
             selector,
@@ -95,7 +84,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// counters read now (the lowest on a tie; not validated, as no pinned
     /// booking is): name the rank with [`reserve_rank`](Self::reserve_rank).
     pub fn reserve_worker(&self, worker: &W, weight: u32) -> Result<Reservation<'_, W>, Error> {
-        let booked = booking::reserve_worker(self, &self.snapshot(), worker, weight)?;
+        let booked = booking::reserve_worker(&self.raw, &self.raw.snapshot(), worker, weight)?;
         Ok(Reservation::new(self, booked))
     }
 
@@ -114,7 +103,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     /// assert_eq!(pool.reserve_rank(&"dp", 2, 1).unwrap_err(), Error::UnknownRank { rank: 2, ranks: 2 });
     /// ```
     pub fn reserve_rank(&self, worker: &W, rank: u32, weight: u32) -> Result<Reservation<'_, W>, Error> {
-        let booked = booking::reserve_rank(self, &self.snapshot(), worker, rank, weight)?;
+        let booked = booking::reserve_rank(&self.raw, &self.raw.snapshot(), worker, rank, weight)?;
         Ok(Reservation::new(self, booked))
     }
 
@@ -152,9 +141,9 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         request: &Request<'_>,
         intent: Intent,
     ) -> Result<(W, u32), Error> {
-        let snap = self.snapshot();
-        let slot = booking::choose(self, &snap, &mut Rng::new(), request, selector, intent)?;
-        Ok((snap.key(slot).clone(), self.slots.keys.rank(slot)))
+        let snap = self.raw.snapshot();
+        let slot = booking::choose(&self.raw, &snap, &mut Rng::new(), request, selector, intent)?;
+        Ok((snap.key(slot).clone(), self.raw.slots.keys.rank(slot)))
     }
 
     fn pick_key<S: Selector + ?Sized>(
@@ -163,8 +152,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
         request: &Request<'_>,
         intent: Intent,
     ) -> Result<W, Error> {
-        let snap = self.snapshot();
-        let slot = booking::choose(self, &snap, &mut Rng::new(), request, selector, intent)?;
+        let snap = self.raw.snapshot();
+        let slot = booking::choose(&self.raw, &snap, &mut Rng::new(), request, selector, intent)?;
         Ok(snap.key(slot).clone())
     }
 }

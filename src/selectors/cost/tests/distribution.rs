@@ -6,7 +6,7 @@
 //! `T ∈ {0.1, 0.5, 1, 5}`. Each case draws from a seeded handle, so the test
 //! is deterministic; it fails when a case's p-value is at most 0.001.
 
-use super::Cost;
+use super::super::Cost;
 use crate::credit::CacheHits;
 use crate::pool::Pool;
 use crate::request::Request;
