@@ -81,8 +81,9 @@
 //!   capacities), compare `(load + weight) / capacity` exactly (the
 //!   `weighted_*` helpers, `load::ratio::Ratio`), never raw loads.
 //! - Health: when `health_any()`, a winner that is not `healthy` goes to the
-//!   health fallback of its shape (`two_choices_unhealthy` for two draws,
-//!   `next_healthy` for a cursor, the scans' health-aware kernels), run on a
+//!   health fallback of its shape (`selectors/rules.rs`: `two_choices_answer`
+//!   for two draws, `least_by_health` for an exact pass; `next_healthy` for a
+//!   cursor, the scans' health-aware kernels), run on a
 //!   detached context (`detached_choice`) so the hot path stays small.
 //! - Load: read with `Context::load` and answer
 //!   `Choice::validated(slot, load_seen)`: the booking's compare-and-swap

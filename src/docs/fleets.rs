@@ -109,7 +109,7 @@
 //! draws up to 8 more pairs, then takes the exact least-loaded healthy
 //! candidate; least-loaded with an unhealthy answer takes the exact
 //! least-loaded healthy candidate; device-aware leaves unhealthy candidates
-//! out while one is healthy (each mode's file: `least_loaded/health.rs`, power-of-two's `two_choices_unhealthy`). So a mark is honoured even
+//! out while one is healthy (the rules the modes share, `selectors/rules.rs`, and `least_loaded/health.rs`). So a mark is honoured even
 //! where the penalty cannot show it: a counter too full for the whole penalty
 //! (the mark is kept, "short", and marking it again adds what fits), or a
 //! healthy load of 2^31 or more. When every candidate is unhealthy, picks go

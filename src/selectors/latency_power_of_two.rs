@@ -1,5 +1,6 @@
 use crate::context::{Context, Slot};
 use crate::storage::latency::cost;
+use crate::selectors::rules::{other_draw, two_choices_answer};
 use crate::selectors::{Builtin, Choice, Configure, Selector};
 
 /// Power of two choices by latency: two distinct uniform candidates, the
@@ -68,8 +69,7 @@ impl Selector for LatencyPowerOfTwo {
         if n == 1 {
             return Some(Choice::validated(slot_a, load_a));
         }
-        let b = a + 1 + cx.rng().below(n - 1);
-        let b = if b >= n { b - n } else { b };
+        let b = other_draw(cx.rng(), a, n);
         let slot_b = cx.candidate(b as usize)?;
         let load_b = cx.load(slot_b);
         let cost_a = latency_cost(cx, slot_a, load_a, now);
@@ -79,14 +79,7 @@ impl Selector for LatencyPowerOfTwo {
         } else {
             ((slot_b, load_b), (slot_a, load_a))
         };
-        if cx.health_any() && !cx.healthy(chosen.0.index()) {
-            let (slot, load) = cx.detached_choice(|cx| {
-                let c = cx.two_choices_unhealthy(chosen, other)?;
-                Some((c.slot.index(), c.seen?))
-            })?;
-            return Some(Choice::validated(slot, load));
-        }
-        Some(Choice::validated(chosen.0, chosen.1))
+        two_choices_answer(cx, chosen, other)
     }
 
     #[inline(always)]

@@ -7,6 +7,7 @@
 //! registry. See [`docs::design`](crate::docs::design), "The mode list".
 
 mod choice;
+pub(crate) mod rules;
 
 pub use choice::Choice;
 
