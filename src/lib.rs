@@ -40,29 +40,49 @@
 //!
 //! In async routers, share the pool as an `Arc<Pool<W>>` and pick through an
 //! [`OwnedHandle`]: its [`OwnedReservation`]s are `'static + Send + Sync` and
-//! move into spawned tasks. The `futures` feature adds `ReservedFuture` and
-//! `ReservedStream` (load held for a response's lifetime); the `tower` feature
+//! move into spawned tasks. The `futures` feature adds `hold::ReservedFuture` and
+//! `hold::ReservedStream` (load held for a response's lifetime); the `tower` feature
 //! adds `service::Route`, a `tower` `Service` that routes each request; the
-//! `sessions` feature adds `Sessions`, session bindings with an idle TTL.
+//! `sessions` feature adds `sessions::Sessions`, session bindings with an idle TTL.
 //!
-//! For disaggregated LLM serving, [`Pairs`] picks a prefill worker and a
+//! For disaggregated LLM serving, [`pairs::Pairs`] picks a prefill worker and a
 //! decode worker from two pools: preview the decode choice, decide with a
-//! [`Decider`] (or the caller's [`Plan`]), then book both sides or neither.
+//! [`pairs::Decider`] (or the caller's [`pairs::Plan`]), then book both sides or neither.
 //!
 //! # What is here
+//!
+//! At the top, what every router uses:
 //!
 //! | group | names |
 //! |---|---|
 //! | the pool and its handles | [`Pool`] (its methods grouped: building, membership, picking, fleet controls, reports and sync, latency, affinity, inspection), [`Handle`], [`OwnedHandle`], [`PoolStats`] |
-//! | modes | the table above, [`Mode`] (by name), [`Registry`] and [`Params`] (configured by name) |
-//! | a request | [`Request`] (weight, key, mask, cache credit, knobs), [`Eligibility`] (a mask), [`CacheHits`] (cache credit) and [`WorkerToken`] (a worker as a cache index stores it), [`CreditWeight`], [`Temperature`] |
-//! | bookings | [`Reservation`], [`OwnedReservation`], [`Timed`] and [`Timeable`] (latency samples), `ReservedFuture`, `ReservedStream` (feature `futures`) |
-//! | the fleet | [`WorkerInfo`] (attributes, data-parallel ranks), [`DeviceKind`], [`SlowStart`], [`LatencyConfig`], [`UNHEALTHY_LOAD`], [`MAX_CAPACITY`], [`MAX_RANKS`] |
-//! | several routers | [`Summary`] (replica sync), [`MAX_REPORTED_LOAD`], [`DEFAULT_REPORT_MAX_AGE`], `Sessions` and `Stickiness` (feature `sessions`) |
-//! | prefill/decode | [`Pairs`], [`PairRequest`], [`PairPreview`], [`Plan`], [`Decider`], [`PairReservation`], [`OwnedPairReservation`], [`PairHandle`], [`PairGuard`] |
-//! | writing a mode | [`Selector`], [`Context`], [`Slot`], [`Choice`], [`Intent`], [`Rng`] |
-//! | limits and errors | [`Error`], [`DEFAULT_MAX_WORKERS`], [`MAX_WORKERS_LIMIT`] |
-//! | modules | [`docs`] (design, proofs, performance, limitations), [`queue`] (admission: requests wait for room by priority and fair share), [`scan`] (the SIMD backends), [`prefix`] (the prefix index), `kv_events` (engine KV events into it; features `kv-events`, `kv-events-zmq`), `service` (features `tower`, `hyper`) |
+//! | modes | the table above, [`Mode`] (by name), [`Registry`] and [`Params`] (configured by name), [`Selector`] (the trait they share) |
+//! | a request | [`Request`] (weight, key, mask, cache credit, knobs), [`Eligibility`] (a mask), [`CacheHits`] (cache credit) and [`WorkerToken`] (a worker as a cache index stores it), [`Rng`] |
+//! | bookings | [`Reservation`], [`OwnedReservation`] |
+//! | the fleet | [`WorkerInfo`] (attributes, data-parallel ranks), [`DeviceKind`], [`SlowStart`] |
+//! | errors | [`Error`] |
+//!
+//! The rest, by topic:
+//!
+//! | module | what |
+//! |---|---|
+//! | [`pairs`] | prefill/decode pairs: [`Pairs`], [`Decider`], [`Plan`], their requests, previews and guards |
+//! | [`replicas`] | several routers: the replica [`Summary`], the limits on reported load |
+//! | `sessions` | session bindings with an idle TTL (feature `sessions`) |
+//! | [`latency`] | the latency signal: [`LatencyConfig`], [`Timed`] samples |
+//! | `hold` | load held for a response's lifetime (feature `futures`) |
+//! | [`tuning`] | the cost mode's knobs: [`CreditWeight`], [`Temperature`] |
+//! | [`custom`] | writing a mode: [`Context`], [`Slot`], [`Choice`], [`Intent`] |
+//! | [`limits`] | worker slots, capacities, ranks, the unhealthy load |
+//! | [`queue`] | admission: requests wait for room by priority and fair share |
+//! | [`prefix`], `kv_events` | the prefix index, and engine KV events into it (features `kv-events`, `kv-events-zmq`) |
+//! | `service` | tower and hyper glue (features `tower`, `hyper`) |
+//! | [`scan`] | the SIMD backends |
+//! | [`docs`] | design, proofs, performance, limitations |
+//!
+//! The names these modules hold are also at the root under their earlier
+//! paths, hidden from these docs, so code written before the grouping
+//! builds unchanged.
 //!
 //! See [`docs`] for the design, its invariants and their proofs.
 
@@ -83,7 +103,8 @@ mod error;
 mod fleet;
 mod handle;
 #[cfg(feature = "futures")]
-mod hold;
+#[cfg_attr(docsrs, doc(cfg(feature = "futures")))]
+pub mod hold;
 #[cfg(feature = "kv-events")]
 #[cfg_attr(docsrs, doc(cfg(feature = "kv-events")))]
 pub mod kv_events;
@@ -115,36 +136,103 @@ mod weights;
 #[cfg(loom)]
 #[doc(hidden)]
 pub use affinity::binding::{Outcome, Target};
-#[cfg(feature = "sessions")]
-pub use affinity::sessions::{PinnedSessions, Sessions, Stickiness};
-pub use context::{Context, Intent, Slot};
 pub use credit::{CacheHits, WorkerToken};
-pub use device::{DeviceKind, MAX_CAPACITY, MAX_RANKS, WorkerInfo};
+pub use device::{DeviceKind, WorkerInfo};
 pub use eligibility::Eligibility;
 pub use error::Error;
 pub use fleet::slow_start::SlowStart;
 pub use handle::Handle;
-#[cfg(feature = "futures")]
-pub use hold::{ReservedFuture, ReservedStream};
-pub use load::health::UNHEALTHY_LOAD;
 pub use mode::Mode;
 pub use owned::handle::OwnedHandle;
 pub use owned::reservation::OwnedReservation;
+pub use pool::{Pool, PoolStats};
+pub use registry::{Params, Registry};
+pub use request::Request;
+pub use reservation::Reservation;
+pub use rng::Rng;
+pub use selectors::Selector;
+use selectors::reexport;
+selectors::builtins!(reexport);
+
+/// Prefill/decode pairs: a prefill worker and a decode worker picked from two
+/// pools, previewed, decided and booked together or not at all. See
+/// [`docs::llm`].
+pub mod pairs {
+    pub use crate::pair::{
+        Decider, OwnedPairReservation, PairGuard, PairHandle, PairPreview, PairRequest, PairReservation,
+        Pairs, Plan,
+    };
+}
+
+/// Several routers over one fleet: the replica [`Summary`]
+/// each sends the others, and the limits on reported load. See
+/// [`docs::fleets`].
+pub mod replicas {
+    pub use crate::reports::{DEFAULT_REPORT_MAX_AGE, MAX_REPORTED_LOAD, SessionBinding, Summary};
+}
+
+/// Session bindings with an idle TTL (feature `sessions`): each session
+/// stays on one worker while that worker can take it. See
+/// [`docs::affinity`].
+#[cfg(feature = "sessions")]
+pub mod sessions {
+    pub use crate::affinity::sessions::{PinnedSessions, Sessions, Stickiness};
+}
+
+/// The latency signal: a peak-EWMA round trip per worker
+/// ([`Pool::with_latency`]), fed by [`Timed`] reservations.
+pub mod latency {
+    pub use crate::storage::latency::{LatencyConfig, Timeable, Timed};
+}
+
+/// Writing a mode of your own: the [`Selector`] trait's inputs and answer.
+/// See [`docs::design`] for what a mode must honour.
+pub mod custom {
+    pub use crate::context::{Context, Intent, Slot};
+    pub use crate::selectors::{Choice, Selector};
+}
+
+/// The cost mode's knobs, per mode or per [`Request`].
+pub mod tuning {
+    pub use crate::credit::tuning::{CreditWeight, Temperature};
+}
+
+/// The crate's limits: worker slots, capacities, ranks, and the load that
+/// marks a worker unhealthy.
+pub mod limits {
+    pub use crate::device::{MAX_CAPACITY, MAX_RANKS};
+    pub use crate::load::health::UNHEALTHY_LOAD;
+    pub use crate::storage::{DEFAULT_MAX_WORKERS, MAX_WORKERS_LIMIT};
+}
+
+// The paths before the names were grouped, kept for code written against
+// them (hidden from the docs; the grouped paths are the ones documented).
+#[cfg(feature = "sessions")]
+#[doc(hidden)]
+pub use affinity::sessions::{PinnedSessions, Sessions, Stickiness};
+#[doc(hidden)]
+pub use context::{Context, Intent, Slot};
+#[doc(hidden)]
+pub use device::{MAX_CAPACITY, MAX_RANKS};
+#[cfg(feature = "futures")]
+#[doc(hidden)]
+pub use hold::{ReservedFuture, ReservedStream};
+#[doc(hidden)]
+pub use load::health::UNHEALTHY_LOAD;
+#[doc(hidden)]
 pub use pair::{
     Decider, OwnedPairReservation, PairGuard, PairHandle, PairPreview, PairRequest, PairReservation, Pairs,
     Plan,
 };
-pub use pool::{Pool, PoolStats};
-pub use registry::{Params, Registry};
+#[doc(hidden)]
 pub use reports::{DEFAULT_REPORT_MAX_AGE, MAX_REPORTED_LOAD, SessionBinding, Summary};
-pub use request::Request;
-pub use reservation::Reservation;
-pub use rng::Rng;
-use selectors::reexport;
-pub use selectors::{Choice, Selector};
+#[doc(hidden)]
+pub use selectors::Choice;
+#[doc(hidden)]
 pub use selectors::{CreditWeight, Temperature};
+#[doc(hidden)]
 pub use storage::latency::{LatencyConfig, Timeable, Timed};
-selectors::builtins!(reexport);
+#[doc(hidden)]
 pub use storage::{DEFAULT_MAX_WORKERS, MAX_WORKERS_LIMIT};
 
 /// The README's examples, compiled and run as doctests.

@@ -27,7 +27,8 @@ type Factory = Arc<dyn Fn(&Params) -> Result<Arc<dyn Selector>, Error> + Send + 
 /// the [`Mode`] and call the concrete type.
 ///
 /// ```
-/// use workerpick::{Choice, Context, Params, Pool, Registry, Selector};
+/// use workerpick::custom::{Choice, Context};
+/// use workerpick::{Params, Pool, Registry, Selector};
 ///
 /// /// The last candidate, always.
 /// struct Last;

@@ -70,7 +70,8 @@ impl<'a> Request<'a> {
     /// The cost mode's credit weight for this request, instead of the mode's.
     ///
     /// ```
-    /// use workerpick::{CacheHits, Cost, CreditWeight, Pool, Request};
+    /// use workerpick::tuning::CreditWeight;
+    /// use workerpick::{CacheHits, Cost, Pool, Request};
     /// let pool = Pool::from_workers(["a", "b"]).unwrap();
     /// let _load = pool.reserve_worker(&"b", 4).unwrap();
     /// let hits = CacheHits::build(&pool, 4, |w| if *w == "b" { 3 } else { 0 });

@@ -93,7 +93,8 @@ impl Hasher for Folded {
 ///
 /// ```
 /// use std::time::Duration;
-/// use workerpick::{Affinity, Error, Pool, Request, Sessions, Stickiness};
+/// use workerpick::sessions::{Sessions, Stickiness};
+/// use workerpick::{Affinity, Error, Pool, Request};
 /// let pool = Pool::from_workers(["a", "b", "c"]).unwrap();
 /// let sessions = Sessions::new(Duration::from_secs(300), 10_000, Stickiness::Hard);
 /// let mut h = pool.handle();
@@ -186,7 +187,8 @@ impl Sessions {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use workerpick::{LeastLoaded, Pool, Request, Sessions, Stickiness};
+    /// use workerpick::sessions::{Sessions, Stickiness};
+    /// use workerpick::{LeastLoaded, Pool, Request};
     /// let pool = Pool::from_workers(["a", "b"]).unwrap();
     /// let sessions = Sessions::new(Duration::from_secs(300), 1000, Stickiness::Soft);
     /// let mut h = pool.handle();
@@ -384,7 +386,8 @@ impl Sessions {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use workerpick::{Affinity, Pool, Request, Sessions, Stickiness};
+    /// use workerpick::sessions::{Sessions, Stickiness};
+    /// use workerpick::{Affinity, Pool, Request};
     /// let (a, b) = (Pool::from_workers(["w0", "w1", "w2"]).unwrap(), Pool::from_workers(["w0", "w1", "w2"]).unwrap());
     /// let (sa, sb) = (
     ///     Sessions::new(Duration::from_secs(60), 1000, Stickiness::Soft),

@@ -6,7 +6,8 @@
 ///
 /// ```
 /// use std::sync::atomic::{AtomicUsize, Ordering};
-/// use workerpick::{Choice, Context, Intent, Pool, Selector};
+/// use workerpick::custom::{Choice, Context, Intent};
+/// use workerpick::{Pool, Selector};
 /// /// Takes turns, like round-robin, but counts only booked picks.
 /// struct Turns(AtomicUsize);
 /// impl Selector for Turns {

@@ -10,7 +10,8 @@ use core::marker::PhantomData;
 ///
 /// ```compile_fail
 /// use std::sync::Mutex;
-/// use workerpick::{Choice, Context, Selector, Slot};
+/// use workerpick::custom::{Choice, Context, Slot};
+/// use workerpick::Selector;
 /// struct Sticky(Mutex<Option<Slot<'static>>>);
 /// impl Selector for Sticky {
 ///     fn name(&self) -> &str { "sticky" }

@@ -15,7 +15,7 @@ pub(crate) const SCALE: i64 = 1000;
 /// every difference of two costs in an `f64`).
 ///
 /// ```
-/// use workerpick::CreditWeight;
+/// use workerpick::tuning::CreditWeight;
 /// assert_eq!(CreditWeight::from_milli(1500).unwrap().milli(), 1500);
 /// assert!(CreditWeight::from_milli(CreditWeight::MAX_MILLI + 1).is_err());
 /// ```
@@ -64,7 +64,7 @@ impl Default for CreditWeight {
 /// [`Error::InvalidConfig`].
 ///
 /// ```
-/// use workerpick::Temperature;
+/// use workerpick::tuning::Temperature;
 /// assert_eq!(Temperature::new(0.5).unwrap().get(), 0.5);
 /// assert!(Temperature::new(-1.0).is_err());
 /// assert!(Temperature::new(f64::NAN).is_err());

@@ -13,7 +13,8 @@ pin_project_lite::pin_project! {
     /// ```
     /// use std::sync::Arc;
     /// use std::task::{Context, Poll, Waker};
-    /// use workerpick::{LeastLoaded, Pool, ReservedFuture};
+    /// use workerpick::hold::ReservedFuture;
+    /// use workerpick::{LeastLoaded, Pool};
     ///
     /// let pool = Arc::new(Pool::from_workers(["a", "b"]).unwrap());
     /// let r = pool.owned_handle().reserve(&LeastLoaded::new()).unwrap();

@@ -13,7 +13,8 @@ pin_project_lite::pin_project! {
     /// use std::pin::Pin;
     /// use std::task::{Context, Poll, Waker};
     /// use futures_core::Stream;
-    /// use workerpick::{Pool, ReservedStream, RoundRobin};
+    /// use workerpick::hold::ReservedStream;
+    /// use workerpick::{Pool, RoundRobin};
     ///
     /// /// Yields 3, 2, 1.
     /// struct Countdown(u32);
@@ -67,7 +68,8 @@ impl<S, G> ReservedStream<S, G> {
     /// use std::pin::pin;
     /// use std::task::{Context, Poll, Waker};
     /// use futures_core::Stream;
-    /// use workerpick::{Pool, ReservedStream};
+    /// use workerpick::hold::ReservedStream;
+    /// use workerpick::Pool;
     ///
     /// # struct Tokens(u32);
     /// # impl Stream for Tokens {

@@ -18,7 +18,7 @@ pub enum Plan {
 /// is known cached, and the prefill request's weight stands for them.
 ///
 /// ```
-/// use workerpick::{Decider, Plan};
+/// use workerpick::pairs::{Decider, Plan};
 /// let d = Decider::new(256);
 /// assert_eq!(d.decide(256), Plan::Local);
 /// assert_eq!(d.decide(257), Plan::Disaggregate);

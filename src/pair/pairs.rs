@@ -142,7 +142,8 @@ impl<D> PairPreview<D> {
 /// the error returns.
 ///
 /// ```
-/// use workerpick::{CacheHits, Decider, LeastLoaded, PairRequest, Pairs, Plan, Pool, Request};
+/// use workerpick::pairs::{Decider, PairRequest, Pairs, Plan};
+/// use workerpick::{CacheHits, LeastLoaded, Pool, Request};
 /// let prefill = Pool::from_workers(["p0", "p1"]).unwrap();
 /// let decode = Pool::from_workers(["d0", "d1"]).unwrap();
 /// let _busy = decode.reserve_worker(&"d1", 8).unwrap();

@@ -15,7 +15,8 @@ use core::fmt;
 /// leaves at the hand-off. Each unit of load is given back exactly once.
 ///
 /// ```
-/// use workerpick::{Decider, LeastLoaded, PairRequest, Pairs, Plan, Pool, Request};
+/// use workerpick::pairs::{Decider, PairRequest, Pairs, Plan};
+/// use workerpick::{LeastLoaded, Pool, Request};
 /// let prefill = Pool::from_workers(["p0"]).unwrap();
 /// let decode = Pool::from_workers(["d0"]).unwrap();
 /// let mut pairs = Pairs::new(prefill.handle(), decode.handle(), Decider::new(128));

@@ -67,7 +67,8 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use workerpick::{LatencyConfig, Pool};
+    /// use workerpick::latency::LatencyConfig;
+    /// use workerpick::Pool;
     /// let pool = Pool::from_workers([1, 2]).unwrap().with_latency(LatencyConfig::new()).unwrap();
     /// assert_eq!(pool.latency(&1), Some(Duration::from_millis(30))); // the default RTT
     /// assert!(Pool::from_workers([1]).unwrap().with_latency(LatencyConfig::new().tau(Duration::ZERO)).is_err());

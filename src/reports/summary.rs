@@ -105,7 +105,7 @@ impl<W> SessionBinding<W> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use workerpick::SessionBinding;
+    /// use workerpick::replicas::SessionBinding;
     /// let b = SessionBinding::new(7, "w1", Duration::from_millis(1500));
     /// assert_eq!((b.session(), *b.worker(), b.idle()), (7, "w1", Duration::from_millis(1500)));
     /// ```

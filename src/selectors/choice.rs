@@ -5,7 +5,8 @@ use crate::context::Slot;
 /// A selector's answer: a candidate, and how to book it.
 ///
 /// ```
-/// use workerpick::{Choice, Context, Pool, Selector};
+/// use workerpick::custom::{Choice, Context};
+/// use workerpick::{Pool, Selector};
 /// /// The least-loaded candidate, booked only if its load is still the one seen.
 /// struct Careful;
 /// impl Selector for Careful {

@@ -16,7 +16,8 @@ use crate::selectors::latency_power_of_two::{latency_cost, no_dearer};
 /// [`docs::design`](crate::docs::design#latency) for what that bounds.
 ///
 /// ```
-/// use workerpick::{LatencyConfig, LatencyLeastLoaded, Pool};
+/// use workerpick::latency::LatencyConfig;
+/// use workerpick::{LatencyLeastLoaded, Pool};
 /// let pool = Pool::from_workers([1, 2, 3]).unwrap().with_latency(LatencyConfig::new()).unwrap();
 /// for w in [1, 3] {
 ///     let mut r = pool.reserve_worker(&w, 1).unwrap().timed();

@@ -15,7 +15,8 @@ use crate::selectors::{Builtin, Choice, Configure, Selector};
 ///
 /// ```
 /// use std::time::Duration;
-/// use workerpick::{LatencyConfig, LatencyPowerOfTwo, Pool};
+/// use workerpick::latency::LatencyConfig;
+/// use workerpick::{LatencyPowerOfTwo, Pool};
 /// let pool = Pool::from_workers([1, 2]).unwrap().with_latency(LatencyConfig::new()).unwrap();
 /// let mut r = pool.reserve_worker(&1, 1).unwrap().timed();
 /// r.fail(); // worker 1 now looks 1 s slow

@@ -100,7 +100,8 @@ pub use crate::credit::tuning::{CreditWeight, Temperature};
 /// number of times.
 ///
 /// ```
-/// use workerpick::{Choice, Context, Pool, Selector};
+/// use workerpick::custom::{Choice, Context};
+/// use workerpick::{Pool, Selector};
 ///
 /// /// Always the first candidate.
 /// struct First;

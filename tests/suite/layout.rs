@@ -351,3 +351,53 @@ fn top_level_modules_form_no_circle() {
     }
     assert!(found.is_empty(), "top-level modules form circles:{why}");
 }
+
+#[test]
+fn the_root_shows_about_twenty_names() {
+    // The names the crate root documents (its `pub use` items not hidden),
+    // besides the built-in modes (`builtins!(reexport)`): the rest belong in
+    // the topic modules (`pairs`, `replicas`, `sessions`, `latency`, `custom`,
+    // `tuning`, `limits`, ...), as hashbrown's root keeps a handful.
+    let lib = &sources()["lib.rs"];
+    let mut shown = Vec::new();
+    let mut hidden = false;
+    let mut item = String::new();
+    for raw in code_lines(lib) {
+        // Items of the root only: the topic modules' own `pub use` lines are indented.
+        let line = raw.trim();
+        if raw.starts_with(' ') && item.is_empty() {
+            continue;
+        }
+        if line == "#[doc(hidden)]" {
+            hidden = true;
+            continue;
+        }
+        if line.starts_with("#[") {
+            continue;
+        }
+        if item.is_empty() && !line.starts_with("pub use ") {
+            hidden = false;
+            continue;
+        }
+        item.push_str(line);
+        if !line.ends_with(';') {
+            continue;
+        }
+        if !hidden {
+            let names = item.rsplit("::").next().unwrap().trim_matches(['{', '}', ';']);
+            shown.extend(
+                names
+                    .split(',')
+                    .map(|n| n.trim().to_string())
+                    .filter(|n| !n.is_empty()),
+            );
+        }
+        item.clear();
+        hidden = false;
+    }
+    assert!(
+        shown.len() <= 22,
+        "the crate root documents {} names (at most 22): {shown:?}",
+        shown.len()
+    );
+}

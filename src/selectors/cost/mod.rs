@@ -83,7 +83,8 @@ impl Cost {
     /// With temperature `t`.
     ///
     /// ```
-    /// use workerpick::{Cost, Temperature};
+    /// use workerpick::tuning::Temperature;
+    /// use workerpick::Cost;
     /// let soft = Cost::new().with_temperature(Temperature::new(0.5).unwrap());
     /// assert_eq!(soft.temperature().get(), 0.5);
     /// ```

@@ -143,7 +143,8 @@ impl<'a> Context<'a> {
     /// context too, to read a candidate's [`info`](Self::info) or cache hits.
     ///
     /// ```
-    /// use workerpick::{Choice, Context, DeviceKind, Pool, Selector, WorkerInfo};
+    /// use workerpick::custom::{Choice, Context};
+    /// use workerpick::{DeviceKind, Pool, Selector, WorkerInfo};
     /// /// The least-loaded worker in zone 1, else anywhere.
     /// struct ZoneFirst;
     /// impl Selector for ZoneFirst {

@@ -16,7 +16,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use workerpick::LatencyConfig;
+/// use workerpick::latency::LatencyConfig;
 /// let c = LatencyConfig::new().tau(Duration::from_secs(2)).default_rtt(Duration::from_millis(5));
 /// assert_eq!(c.tau_value(), Duration::from_secs(2));
 /// ```

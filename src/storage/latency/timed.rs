@@ -12,7 +12,8 @@ use core::ops::{Deref, DerefMut};
 ///
 /// ```
 /// use std::time::Duration;
-/// use workerpick::{LatencyConfig, LatencyPowerOfTwo, Pool};
+/// use workerpick::latency::LatencyConfig;
+/// use workerpick::{LatencyPowerOfTwo, Pool};
 /// let pool = Pool::from_workers(["a", "b"]).unwrap().with_latency(LatencyConfig::new()).unwrap();
 /// let mut r = pool.reserve(&LatencyPowerOfTwo::new()).unwrap().timed();
 /// let w = *r.worker();
