@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzz gate: runs each cargo-fuzz target in fuzz/ (FUZZ_TARGETS, default all seven)
-# for FUZZ_SECONDS (default 15) on nightly with AddressSanitizer. Without a nightly
+# for FUZZ_SECONDS (default 10) on nightly with AddressSanitizer. Without a nightly
 # toolchain it says so and fuzzes on stable without sanitizers (`-s none`); it never
 # skips. A crash (or a hang past 10 s) fails the gate, and the log carries the
 # reproducer: cargo-fuzz prints the decoded input and the command to rerun it, and
@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-secs=${FUZZ_SECONDS:-15}
+secs=${FUZZ_SECONDS:-10}
 cargo_fuzz_version=0.13.2
 read -r -a targets <<< "${FUZZ_TARGETS:-scan ops concurrent summary ranks prefix kv_events}"
 

@@ -9,12 +9,15 @@ cargo test
 # The kernel tests' loops whole (a debug build samples them: `scan::tests::exhaustive`),
 # on the binary just built.
 WORKERPICK_EXHAUSTIVE=1 cargo test --lib -- scan::
-# The integration suite again with every feature: serde round trips (registry, reported),
-# the response-lifetime wrappers and the tower integration (hold, route), the hyper glue on
-# loopback (http), session bindings (sessions) and the KV event decoder, applier and ZMQ
-# subscriber against a loopback publisher (kv_events, kv_events_zmq; and fuzz_replay's
-# kv_events seeds) are empty modules without their features.
-cargo test --all-features --test suite --test fuzz_replay
+# With every feature, the suite's modules that have feature-gated tests: serde round trips
+# (registry, reported), the response-lifetime wrappers and the tower integration (hold,
+# route), the hyper glue on loopback (http, ejection), session bindings (sessions) and the
+# KV event decoder, applier and ZMQ subscriber against a loopback publisher (kv_events,
+# kv_events_zmq), then fuzz_replay (its kv_events seeds). The other modules ran above: a
+# feature adds API beside them and changes none of their paths (a module that gains a
+# `cfg(feature)` test must join this list; `layout::feature_gated_modules_rerun` checks it).
+cargo test --all-features --test suite -- ejection:: hold:: http:: kv_events registry:: reported:: route:: sessions::
+cargo test --all-features --test fuzz_replay
 cargo test --all-features --doc
 # The proxy's integration tests: real loopback sockets, every mode, and `serve` as a binary (~6 s once built);
 # tests/replicas.rs runs three replicas over a real NATS server: Debian's nats-server, installed here

@@ -401,3 +401,39 @@ fn the_root_shows_about_twenty_names() {
         shown.len()
     );
 }
+
+#[test]
+fn feature_gated_modules_rerun() {
+    // `ci/test.sh` reruns, with every feature, only the suite's modules that
+    // hold feature-gated tests; a module that gains one and is not named
+    // there would never run it.
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let script = std::fs::read_to_string(root.join("ci/test.sh")).unwrap();
+    let line = script
+        .lines()
+        .find(|l| l.starts_with("cargo test --all-features --test suite -- "))
+        .expect("ci/test.sh reruns the suite with every feature, filtered");
+    let filters: Vec<&str> = line.split(" -- ").nth(1).unwrap().split_whitespace().collect();
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(root.join("tests/suite")).unwrap() {
+        let path = entry.unwrap().path();
+        let Some(name) = path.file_stem().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        // This file names the patterns, and has no gated test.
+        if name == "layout" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let gated = ["cfg(feature", "cfg(all(feature", "cfg(any(feature"]
+            .iter()
+            .any(|p| text.contains(p));
+        if gated && !filters.iter().any(|f| format!("{name}::").starts_with(f)) {
+            missing.push(name.to_string());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "suite modules with feature-gated tests that ci/test.sh does not rerun with every feature: {missing:?}"
+    );
+}
