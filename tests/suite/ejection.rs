@@ -98,3 +98,43 @@ async fn a_worker_that_joins_later_is_counted_and_a_removed_one_is_harmless() {
     assert_eq!(ejection.stats(&"gone"), Default::default());
     assert_eq!(pool.is_healthy(&"a"), Some(true));
 }
+
+#[test]
+fn racing_failures_eject_a_worker_once() {
+    // Two threads fail the same new worker at once, far past the threshold:
+    // its counts are made once (the map's copy-on-write), and the swap on
+    // `ejected` lets one failure eject it; the others find it ejected. A
+    // plain check instead ejects on every failure past the threshold.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_time()
+        .build()
+        .unwrap();
+    for round in 0..20 {
+        let pool = Arc::new(Pool::from_workers(["a", "b"]).unwrap());
+        // Long enough that no re-admission happens during the round.
+        let ejection = Ejection::new(&pool, 4, Duration::from_secs(600));
+        let barrier = std::sync::Barrier::new(2);
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                let (ejection, barrier, rt) = (&ejection, &barrier, &rt);
+                s.spawn(move || {
+                    let _entered = rt.enter();
+                    barrier.wait();
+                    for _ in 0..500 {
+                        ejection.record(&"a", true);
+                    }
+                });
+            }
+        });
+        let s = ejection.stats(&"a");
+        assert_eq!(
+            (s.errors, s.ejections, s.ejected),
+            (1000, 1, true),
+            "round {round}"
+        );
+        assert_eq!(pool.is_healthy(&"a"), Some(false));
+        assert_eq!(pool.is_healthy(&"b"), Some(true));
+    }
+    rt.shutdown_background();
+}
