@@ -209,3 +209,34 @@ fn the_replica_rule_stays_within_ten_percent_of_one_router() {
         );
     }
 }
+
+/// The replica scenario runs for every mode that compares load, and only
+/// those: the list is each mode's own fact (`Mode::load_rule`), so the
+/// modes a hand-kept list once left out (affinity, replica-least-loaded)
+/// are named here, beside the ones that must not run it.
+#[test]
+fn the_replica_scenario_runs_every_load_aware_mode() {
+    use sim::modes::{all, looks_at_load};
+    let aware: Vec<String> = all().into_iter().filter(|m| looks_at_load(m)).collect();
+    for mode in [
+        "power-of-two",
+        "least-loaded",
+        "device-aware",
+        "affinity",
+        "cost",
+        "latency-power-of-two",
+        "latency-least-loaded",
+        "replica-least-loaded",
+    ] {
+        assert!(
+            aware.iter().any(|m| m == mode),
+            "{mode} compares load but skips the replica scenario: {aware:?}"
+        );
+    }
+    for mode in ["random", "round-robin"] {
+        assert!(
+            !aware.iter().any(|m| m == mode),
+            "{mode} ignores load but runs the replica scenario"
+        );
+    }
+}
