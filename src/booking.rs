@@ -174,7 +174,7 @@ fn reserve_as<W, S: Selector + ?Sized, R>(
 pub(crate) fn duties<W>(pool: &RawPool<W>, features: u32) {
     if features & (Features::REPORTED | Features::RAMPING) != 0 {
         pool.reported.tick(&pool.slots.counters);
-        if pool.ramp.is_on() && crate::reports::now_and_then() {
+        if pool.ramp.is_on() && crate::load::reports::now_and_then() {
             (pool.ramp_step)(pool);
         }
     }

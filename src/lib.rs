@@ -120,7 +120,6 @@ pub mod queue;
 mod raw;
 mod registry;
 mod remap;
-mod reports;
 mod request;
 mod reservation;
 mod rng;
@@ -168,7 +167,7 @@ pub mod pairs {
 /// each sends the others, and the limits on reported load. See
 /// [`docs::fleets`].
 pub mod replicas {
-    pub use crate::reports::{DEFAULT_REPORT_MAX_AGE, MAX_REPORTED_LOAD, SessionBinding, Summary};
+    pub use crate::load::reports::{DEFAULT_REPORT_MAX_AGE, MAX_REPORTED_LOAD, SessionBinding, Summary};
 }
 
 /// Session bindings with an idle TTL (feature `sessions`): each session
@@ -220,12 +219,12 @@ pub use hold::{ReservedFuture, ReservedStream};
 #[doc(hidden)]
 pub use load::health::UNHEALTHY_LOAD;
 #[doc(hidden)]
+pub use load::reports::{DEFAULT_REPORT_MAX_AGE, MAX_REPORTED_LOAD, SessionBinding, Summary};
+#[doc(hidden)]
 pub use pair::{
     Decider, OwnedPairReservation, PairGuard, PairHandle, PairPreview, PairRequest, PairReservation, Pairs,
     Plan,
 };
-#[doc(hidden)]
-pub use reports::{DEFAULT_REPORT_MAX_AGE, MAX_REPORTED_LOAD, SessionBinding, Summary};
 #[doc(hidden)]
 pub use selectors::Choice;
 #[doc(hidden)]

@@ -6,8 +6,8 @@
 
 use crate::error::Error;
 use crate::fleet::RampClock;
+use crate::load::reports::Reported;
 use crate::membership::Writer;
-use crate::reports::Reported;
 use crate::scan::Kernel;
 use crate::snapshot::{Snapshot, padded};
 use crate::storage::Slots;

@@ -17,7 +17,7 @@ pub use slot::Slot;
 use crate::candidates::{Candidates, still_eligible};
 use crate::device::WorkerInfo;
 use crate::error::Error;
-use crate::reports::Reported;
+use crate::load::reports::Reported;
 use crate::request::Request;
 use crate::rng::Rng;
 use crate::scan::Kernel;

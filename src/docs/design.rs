@@ -32,7 +32,7 @@
 //! | what a selector sees | `context/` ([`Context`](crate::Context), [`Slot`](crate::Slot), [`Intent`](crate::Intent), detached copies for out-of-line paths, the health view), `candidates.rs` (the whole set or a resolved eligibility mask) |
 //! | per-request inputs | `request.rs`, `eligibility.rs`, `credit/` ([`CacheHits`](crate::CacheHits), [`WorkerToken`](crate::WorkerToken), the cost mode's tuning) |
 //! | what lower layers need of a pool | `raw.rs` (`RawPool`: the id, slots, published snapshot and writer, reported load, scan backend, slow-start clock; as hashbrown's raw table, it never names the public type) |
-//! | reports and load signals | `reports/` (reports and replica summaries), `load/` (reported load as the counters hold it, health, capacity ratio: see [`load`](super::load)) |
+//! | load signals | `load/` (reported load as the counters hold it, health, capacity ratio, and in `load/reports/` the reports and replica summaries: see [`load`](super::load)) |
 //! | the set and its writer | `membership.rs` (membership changes, slot reuse), `snapshot/` (the set and the affinity ring it carries), `remap.rs`, `weights/` (the tables a snapshot builds from capacities), `fleet/` (slow start) |
 //! | per-block bounds, the scan | `bounds/` (the bounds on loads and on weighted scores, their raise, and the two picks through them), `scan/` (kernels only: scalar reference, AVX2, AVX-512, NEON, behind one `Kernel`) |
 //! | storage | `storage/` (counters, slot keys and pins, the feature word, bookings and their parts, the latency table) |

@@ -37,7 +37,7 @@
 //! Beside the counters, the board (`load/reported.rs`) holds per slot the part of
 //! the counter that was reported; the exact sums over sources, who each slot
 //! belongs to, and each peer's last summary are kept under the report lock
-//! (`reports/state.rs`). Invariants, and why they hold:
+//! (`load/reports/state.rs`). Invariants, and why they hold:
 //!
 //! - **No count lost or overwritten.** A report moves a counter by
 //!   compare-and-swap from the value it read to `booked + new`, where
@@ -152,7 +152,7 @@
 //!   `latency-least-loaded/n` beside the plain least-loaded scan).
 //!
 //! # Reports and their sources
-//! (`reports/mod.rs`.)
+//! (`load/reports/mod.rs`.)
 //! Load reported from outside the pool: by the workers themselves, and by the other
 //! router replicas in front of the same fleet (their `Summary`s).
 //!

@@ -1,7 +1,7 @@
 //! Reports and replica sync: workers' own reports, replicas' summaries, ageing.
 
 use super::Pool;
-use crate::reports::{Applied, Summary};
+use crate::load::reports::{Applied, Summary};
 use crate::sync::atomic::Ordering::Relaxed;
 use crate::sync::lock;
 use std::hash::Hash;
