@@ -6,7 +6,10 @@ use workerpick::{
     Choice, Context, DeviceKind, Error, Mode, Params, Pool, Registry, Request, Rng, Selector, WorkerInfo,
 };
 
-const BUILTINS: [&str; 10] = [
+/// The built-ins this suite was written against: each must stay (a new one
+/// may join; the tests below take the list from `Mode::ALL`, so adding a mode
+/// needs no edit here).
+const SEED_BUILTINS: [&str; 10] = [
     "random",
     "round-robin",
     "least-loaded",
@@ -18,6 +21,24 @@ const BUILTINS: [&str; 10] = [
     "latency-least-loaded",
     "replica-least-loaded",
 ];
+
+/// Every built-in's name, in `Mode::ALL`'s order.
+fn builtins() -> Vec<&'static str> {
+    Mode::ALL.iter().map(|m| m.name()).collect()
+}
+
+#[test]
+fn the_seed_built_ins_stay() {
+    let names = builtins();
+    for seed in SEED_BUILTINS {
+        assert!(
+            names.contains(&seed),
+            "{seed} is gone from the built-ins: {names:?}"
+        );
+    }
+    // In the order they were added: a new mode goes at the end of the list.
+    assert_eq!(names[..SEED_BUILTINS.len()], SEED_BUILTINS);
+}
 
 /// Always the first candidate.
 struct First;
@@ -43,7 +64,7 @@ fn custom_only() -> Registry {
 fn every_builtin_resolves_from_any_registry() {
     for registry in [Registry::new(), Registry::default(), custom_only()] {
         let pool = Pool::from_workers(0..4).unwrap();
-        for name in BUILTINS {
+        for name in builtins() {
             assert!(registry.contains(name));
             let selector = registry.resolve(name).unwrap();
             assert_eq!(selector.name(), name);
@@ -65,10 +86,10 @@ fn every_mode_builds_the_selector_its_name_resolves() {
         assert_eq!(registry.resolve(mode.name()).unwrap().name(), mode.name());
     }
     let names: Vec<_> = Registry::new().names().map(str::to_owned).collect();
-    assert_eq!(names, BUILTINS);
+    assert_eq!(names, builtins());
     let names: Vec<_> = custom_only().names().map(str::to_owned).collect();
-    assert_eq!(&names[..BUILTINS.len()], BUILTINS);
-    assert_eq!(&names[BUILTINS.len()..], ["first", "also-first"]);
+    assert_eq!(names[..builtins().len()], builtins());
+    assert_eq!(&names[builtins().len()..], ["first", "also-first"]);
 }
 
 #[test]
@@ -124,14 +145,14 @@ fn a_custom_name_cannot_be_registered_twice() {
     }
     let err = registry.register("  ", |_: &Params| Ok(First)).unwrap_err();
     assert!(matches!(err, Error::InvalidConfig { .. }));
-    assert_eq!(registry.names().count(), BUILTINS.len() + 2);
+    assert_eq!(registry.names().count(), builtins().len() + 2);
 }
 
 #[test]
 fn an_unknown_name_lists_every_known_one() {
     let registry = custom_only();
     let err = registry.resolve("fastest").unwrap_err();
-    let mut known: Vec<String> = BUILTINS.iter().map(|s| s.to_string()).collect();
+    let mut known: Vec<String> = builtins().iter().map(|s| s.to_string()).collect();
     known.extend(["first".into(), "also-first".into()]);
     assert_eq!(
         err,
@@ -218,10 +239,10 @@ fn a_bad_mode_lists_the_accepted_names() {
             err,
             Error::UnknownSelector {
                 name: bad.into(),
-                known: BUILTINS.iter().map(|s| s.to_string()).collect()
+                known: builtins().iter().map(|s| s.to_string()).collect()
             }
         );
-        for name in BUILTINS {
+        for name in builtins() {
             assert!(err.to_string().contains(name), "{err}");
         }
     }
@@ -347,7 +368,7 @@ fn a_registry_is_shareable() {
     assert_send_sync::<Arc<dyn Selector>>();
     let registry = custom_only();
     let copy = registry.clone();
-    assert_eq!(copy.names().count(), BUILTINS.len() + 2);
+    assert_eq!(copy.names().count(), builtins().len() + 2);
     assert!(format!("{registry:?}").contains("also-first"));
 }
 
