@@ -72,6 +72,11 @@
 //! built-in is its file plus one line:
 //! [`ReplicaLeastLoaded`](crate::ReplicaLeastLoaded) joined that way, and
 //! the simulator, the proxy and the registry listed it with no edit of theirs.
+//! `ci/new-mode.sh` keeps it so: in a scratch copy it adds a throwaway mode
+//! (one file, one entry), runs the registry, mode-list and booking suites and
+//! the simulator beside `random`. Tests take the list from `Mode::ALL`;
+//! the one pinned list (`registry::the_seed_built_ins_stay`) only checks that
+//! the seed modes stay, in order, with new ones after them.
 //!
 //! ## What a built-in calls to honour capacity, health and draining
 //! - Candidates only through `Context::len` and `Context::candidate(i)`:
