@@ -176,7 +176,7 @@ pub fn least_weighted(
     weights: Weighting<'_>,
     draw: impl FnMut(u32) -> u32,
 ) -> Least {
-    kernel.into().least_weighted(counters, excluded, weights, draw)
+    kernel.into().least_keyed(counters, excluded, weights, draw)
 }
 
 /// [`least`] over the lanes' cost keys under `credit` (see [`Credit`]): the cost
@@ -210,7 +210,7 @@ pub fn least_credited(
     credit: Credit<'_>,
     draw: impl FnMut(u32) -> u32,
 ) -> Least {
-    kernel.into().least_credited(counters, excluded, credit, draw)
+    kernel.into().least_keyed(counters, excluded, credit, draw)
 }
 
 /// The least effective value and the largest candidate counter in one pass (see

@@ -59,12 +59,6 @@ impl<'a> Credit<'a> {
         (at / u64::from(SCALE)) as u32
     }
 
-    /// How many lanes these credits cover.
-    #[inline(always)]
-    pub(super) fn lanes(&self) -> usize {
-        self.held.len()
-    }
-
     /// `α·K`, wrapping: the key's constant.
     #[inline(always)]
     pub(super) fn base(&self) -> u32 {

@@ -1,9 +1,9 @@
 //! A backend checked against the CPU once, and the scans it runs.
 
 use super::backend::Backend;
-use super::credit::Credit;
 use super::dispatch;
 use super::draw::{self, Cut, FEW_LANES, SAMPLES, SMALL_LANES, draw_among, sample};
+use super::keys::LaneKeys;
 use super::outcome::{Drawn, FewAt, Least, MinTies, Range};
 use super::scalar;
 use super::simd;
@@ -17,17 +17,17 @@ use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
 macro_rules! op {
     (
         $(#[$sdoc:meta])*
-        $name:ident $(<$d:ident: $bound:path>)? { $($field:ident: $ty:ty),* $(,)? } -> $out:ty;
+        $name:ident $(<$($d:ident: $bound:path),+>)? { $($field:ident: $ty:ty),* $(,)? } -> $out:ty;
         $(#[$doc:meta])*
         scalar($s:ident) $scalar:block
         vector($vs:ident, $v:ident) $vector:block
     ) => {
         $(#[$sdoc])*
-        struct $name<'a $(, $d)?> {
+        struct $name<'a $($(, $d)+)?> {
             $($field: $ty),*
         }
 
-        impl<$($d: $bound)?> Op for $name<'_ $(, $d)?> {
+        impl<$($($d: $bound),+)?> Op for $name<'_ $($(, $d)+)?> {
             type Out = $out;
 
             $(#[$doc])*
@@ -173,77 +173,56 @@ impl Kernel {
         })
     }
 
-    /// See [`super::least_weighted`].
+    /// See [`super::least_weighted`] and [`super::least_credited`]: the
+    /// least key under `keys` (scores or cost keys), one body for both.
     #[inline(always)]
-    pub(super) fn least_weighted(
+    pub(super) fn least_keyed<K: LaneKeys>(
         self,
         counters: &[AtomicU32],
         excluded: Option<&[u32]>,
-        weights: Weighting<'_>,
+        keys: K,
         draw: impl FnMut(u32) -> u32,
     ) -> Least {
-        if lanes(counters, excluded).min(weights.lanes()) <= FEW_LANES {
-            return scalar::least_few_weighted(counters, excluded, weights, draw);
+        if lanes(counters, excluded).min(keys.lanes()) <= FEW_LANES {
+            return scalar::least_few_keyed(counters, excluded, keys, draw);
         }
-        self.run(LeastWeightedOp {
+        self.run(LeastKeyedOp {
             counters,
             excluded,
-            weights,
-            draw,
-        })
-    }
-}
-
-impl Kernel {
-    /// See [`super::least_credited`].
-    #[inline(always)]
-    pub(super) fn least_credited(
-        self,
-        counters: &[AtomicU32],
-        excluded: Option<&[u32]>,
-        credit: Credit<'_>,
-        draw: impl FnMut(u32) -> u32,
-    ) -> Least {
-        if lanes(counters, excluded).min(credit.lanes()) <= FEW_LANES {
-            return scalar::least_few_credited(counters, excluded, credit, draw);
-        }
-        self.run(LeastCreditedOp {
-            counters,
-            excluded,
-            credit,
+            keys,
             draw,
         })
     }
 }
 
 op! {
-    /// [`super::least_credited`] over more than [`FEW_LANES`] lanes.
-    LeastCreditedOp<D: FnMut(u32) -> u32> { counters: &'a [AtomicU32], excluded: Option<&'a [u32]>, credit: Credit<'a>, draw: D } -> Least;
-    /// [`LeastOp::scalar`] over the cost keys.
+    /// [`Kernel::least_keyed`] over more than [`FEW_LANES`] lanes.
+    LeastKeyedOp<K: LaneKeys, D: FnMut(u32) -> u32> { counters: &'a [AtomicU32], excluded: Option<&'a [u32]>, keys: K, draw: D } -> Least;
+    /// [`LeastOp::scalar`] over the keys.
     scalar(op) {
-        let LeastCreditedOp {
+        let LeastKeyedOp {
             counters,
             excluded,
-            credit: c,
+            keys,
             draw,
         } = op;
-        let n = lanes(counters, excluded).min(c.lanes());
+        let n = lanes(counters, excluded).min(keys.lanes());
         if n <= SMALL_LANES {
-            return scalar::least_small_credited(counters, excluded, c, draw);
+            return scalar::least_small_keyed(counters, excluded, keys, draw);
         }
         let value = |i: usize| {
             let x = counters[i].load(Relaxed) | excluded.map_or(0, |e| e[i]);
-            c.key_at(i, x)
+            keys.key_at(i, x)
         };
         least_long(
             n,
-            scalar::min_ties_credited(counters, excluded, c),
+            scalar::min_ties_keyed(counters, excluded, keys),
             value,
-            |min, k| scalar::nth_tie_credited(counters, excluded, c, min, k),
+            |min, k| scalar::nth_tie_keyed(counters, excluded, keys, min, k),
             draw,
         )
     }
-    vector(op, v) { simd::least_credited(v, op.counters, op.excluded, op.credit, op.draw) }
+    vector(op, v) { op.keys.least_vector(v, op.counters, op.excluded, op.draw) }
 }
 
 /// The scans of the weighted summarised pick (`bounds::least_scored`): over one block's
@@ -309,7 +288,7 @@ op! {
             count,
         } = op;
         match count {
-            None => scalar::min_ties_weighted(counters, excluded, w).min,
+            None => scalar::min_ties_keyed(counters, excluded, w).min,
             Some(target) => scalar::count_weighted(counters, excluded, w, target),
         }
     }
@@ -329,7 +308,7 @@ op! {
 
 op! {
     NthScoredOp { counters: &'a [AtomicU32], excluded: Option<&'a [u32]>, w: Weighting<'a>, target: u32, k: u32 } -> Result<usize, u32>;
-    scalar(op) { scalar::nth_tie_weighted(op.counters, op.excluded, op.w, op.target, op.k) }
+    scalar(op) { scalar::nth_tie_keyed(op.counters, op.excluded, op.w, op.target, op.k) }
     vector(op, v) { simd::nth_scored(v, op.counters, op.excluded, op.w, op.target, op.k) }
 }
 
@@ -470,34 +449,4 @@ fn least_long(
         },
         Err(_) => Least::Moved,
     }
-}
-
-op! {
-    /// [`super::least_weighted`] over more than [`FEW_LANES`] lanes.
-    LeastWeightedOp<D: FnMut(u32) -> u32> { counters: &'a [AtomicU32], excluded: Option<&'a [u32]>, weights: Weighting<'a>, draw: D } -> Least;
-    /// [`LeastOp::scalar`] over the scores.
-    scalar(op) {
-        let LeastWeightedOp {
-            counters,
-            excluded,
-            weights: w,
-            draw,
-        } = op;
-        let n = lanes(counters, excluded).min(w.lanes());
-        if n <= SMALL_LANES {
-            return scalar::least_small_weighted(counters, excluded, w, draw);
-        }
-        let value = |i: usize| {
-            let x = counters[i].load(Relaxed) | excluded.map_or(0, |e| e[i]);
-            w.score_at(i, x)
-        };
-        least_long(
-            n,
-            scalar::min_ties_weighted(counters, excluded, w),
-            value,
-            |min, k| scalar::nth_tie_weighted(counters, excluded, w, min, k),
-            draw,
-        )
-    }
-    vector(op, v) { simd::least_weighted(v, op.counters, op.excluded, op.weights, op.draw) }
 }

@@ -44,6 +44,7 @@ mod credit;
 mod dispatch;
 mod draw;
 mod kernel;
+mod keys;
 mod outcome;
 mod scalar;
 #[cfg(all(test, not(loom)))]

@@ -2,10 +2,10 @@
 //! exactly what these functions return. Plain loops, sharing no code with the vector
 //! scan (`simd.rs`), so that the tests compare two independent implementations.
 
-use super::credit::Credit;
 use super::draw::{FEW_LANES, SMALL_LANES, drawn_lane, sample};
+use super::keys::LaneKeys;
 use super::outcome::{FewAt, Least, MinTies, Range};
-use super::weighting::{Weighting, score};
+use super::weighting::Weighting;
 use crate::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// Runs `$body` with `$values` an iterator over the effective value of each lane, in
@@ -111,15 +111,12 @@ pub(super) fn nth_tie(
     with_values!(counters, excluded, |values| nth_of(values, min, k))
 }
 
-/// [`min_ties`] over the lanes' scores under `w` (see [`Weighting`]): as many lanes
-/// as the counters, `excluded` if given, and both factor arrays have.
+/// [`min_ties`] over the lanes' keys under `k` (scores under a [`Weighting`],
+/// cost keys under a [`Credit`](super::credit::Credit)): as many lanes as the counters, `excluded` if
+/// given, and the keys have.
 #[inline]
-pub(super) fn min_ties_weighted(
-    counters: &[AtomicU32],
-    excluded: Option<&[u32]>,
-    w: Weighting<'_>,
-) -> MinTies {
-    with_values!(counters, excluded, |values| min_ties_of(scores(values, w)))
+pub(super) fn min_ties_keyed(counters: &[AtomicU32], excluded: Option<&[u32]>, k: impl LaneKeys) -> MinTies {
+    with_values!(counters, excluded, |values| min_ties_of(keyed(values, k)))
 }
 
 /// How many lanes score `target` under `w`.
@@ -131,93 +128,69 @@ pub(super) fn count_weighted(
     target: u32,
 ) -> u32 {
     with_values!(counters, excluded, |values| {
-        scores(values, w).fold(0u32, |n, v| n.wrapping_add(u32::from(v == target)))
+        keyed(values, w).fold(0u32, |n, v| n.wrapping_add(u32::from(v == target)))
     })
 }
 
-/// [`nth_tie`] over the lanes' scores under `w`.
+/// [`nth_tie`] over the lanes' keys under `k`.
 #[inline]
-pub(super) fn nth_tie_weighted(
+pub(super) fn nth_tie_keyed(
     counters: &[AtomicU32],
     excluded: Option<&[u32]>,
-    w: Weighting<'_>,
+    k: impl LaneKeys,
     min: u32,
-    k: u32,
+    nth: u32,
 ) -> Result<usize, u32> {
-    with_values!(counters, excluded, |values| nth_of(scores(values, w), min, k))
+    with_values!(counters, excluded, |values| nth_of(keyed(values, k), min, nth))
 }
 
-/// [`min_ties`] over the lanes' cost keys under `c` (see [`Credit`]).
-#[inline]
-pub(super) fn min_ties_credited(counters: &[AtomicU32], excluded: Option<&[u32]>, c: Credit<'_>) -> MinTies {
-    with_values!(counters, excluded, |values| min_ties_of(keys(values, c)))
-}
-
-/// [`nth_tie`] over the lanes' cost keys under `c`.
-#[inline]
-pub(super) fn nth_tie_credited(
-    counters: &[AtomicU32],
-    excluded: Option<&[u32]>,
-    c: Credit<'_>,
-    min: u32,
-    k: u32,
-) -> Result<usize, u32> {
-    with_values!(counters, excluded, |values| nth_of(keys(values, c), min, k))
-}
-
-/// The cost keys under `c` of the effective values `values`, as long as both run.
+/// The keys under `k` of the effective values `values`, as long as both run.
 #[inline(always)]
-fn keys(values: impl Iterator<Item = u32>, c: Credit<'_>) -> impl Iterator<Item = u32> {
+fn keyed(values: impl Iterator<Item = u32>, k: impl LaneKeys) -> impl Iterator<Item = u32> {
     values
         .enumerate()
-        .take(c.lanes())
-        .map(move |(i, x)| c.key_at(i, x))
+        .take(k.lanes())
+        .map(move |(i, x)| k.key_at(i, x))
 }
 
-/// [`least_few`] over the lanes' cost keys under `c`, for at most [`FEW_LANES`]
+/// [`least_few`] over the lanes' keys under `k`, for at most [`FEW_LANES`]
 /// lanes. Out of line and packed, for the same reasons.
 #[inline(always)]
-pub(super) fn least_few_credited(
+pub(super) fn least_few_keyed<K: LaneKeys>(
     counters: &[AtomicU32],
     excluded: Option<&[u32]>,
-    c: Credit<'_>,
+    k: K,
     draw: impl FnMut(u32) -> u32,
 ) -> Least {
-    Least::unpack(least_few_credited_packed(counters, excluded, c, draw))
+    Least::unpack(least_few_keyed_packed(counters, excluded, k, draw))
 }
 
 #[inline(never)]
-fn least_few_credited_packed(
+fn least_few_keyed_packed<K: LaneKeys>(
     counters: &[AtomicU32],
     excluded: Option<&[u32]>,
-    c: Credit<'_>,
+    k: K,
     draw: impl FnMut(u32) -> u32,
 ) -> (usize, u32) {
-    with_value!(counters, excluded, FEW_LANES.min(c.lanes()), |n, value| {
-        few(n, |i| c.key_at(i, value(i)), draw)
+    with_value!(counters, excluded, FEW_LANES.min(k.lanes()), |n, value| {
+        let k = k.prefix(n);
+        few(n, |i| k.key_at(i, value(i)), draw)
     })
     .pack()
 }
 
-/// [`least_small`] over the lanes' cost keys under `c`.
+/// [`least_small`] over the lanes' keys under `k`.
 #[inline]
-pub(super) fn least_small_credited(
+pub(super) fn least_small_keyed<K: LaneKeys>(
     counters: &[AtomicU32],
     excluded: Option<&[u32]>,
-    c: Credit<'_>,
+    k: K,
     draw: impl FnMut(u32) -> u32,
 ) -> Least {
-    with_value!(counters, excluded, SMALL_LANES.min(c.lanes()), |n, value| {
-        least_short(n, |i| c.key_at(i, value(i)), draw)
+    with_value!(counters, excluded, SMALL_LANES.min(k.lanes()), |n, value| {
+        let k = k.prefix(n);
+        least_short(n, |i| k.key_at(i, value(i)), draw)
     })
-}
-
-/// The scores under `w` of the effective values `values`, as long as both run.
-#[inline(always)]
-fn scores(values: impl Iterator<Item = u32>, w: Weighting<'_>) -> impl Iterator<Item = u32> {
-    values
-        .zip(w.scale)
-        .map(move |(x, &scale)| score(x, scale, w.limit, w.add))
 }
 
 /// The smallest of `values` (`u32::MAX` for none) and how many equal it.
@@ -283,32 +256,6 @@ fn least_few_packed(
     with_value!(counters, excluded, FEW_LANES, |n, value| few(n, value, draw)).pack()
 }
 
-/// [`least_few`] over the lanes' scores under `w` (see [`Weighting`]), for at most
-/// [`FEW_LANES`] lanes. Out of line and packed, for the same reasons.
-#[inline(always)]
-pub(super) fn least_few_weighted(
-    counters: &[AtomicU32],
-    excluded: Option<&[u32]>,
-    w: Weighting<'_>,
-    draw: impl FnMut(u32) -> u32,
-) -> Least {
-    Least::unpack(least_few_weighted_packed(counters, excluded, w, draw))
-}
-
-#[inline(never)]
-fn least_few_weighted_packed(
-    counters: &[AtomicU32],
-    excluded: Option<&[u32]>,
-    w: Weighting<'_>,
-    draw: impl FnMut(u32) -> u32,
-) -> (usize, u32) {
-    with_value!(counters, excluded, FEW_LANES.min(w.lanes()), |n, value| {
-        let scale = &w.scale[..n];
-        few(n, |i| score(value(i), scale[i], w.limit, w.add), draw)
-    })
-    .pack()
-}
-
 /// [`least_few`] over the effective values `value(0..n)`, `n <= FEW_LANES`.
 #[inline(always)]
 fn few(n: usize, value: impl Fn(usize) -> u32, mut draw: impl FnMut(u32) -> u32) -> Least {
@@ -348,20 +295,6 @@ pub(super) fn least_small(
     with_value!(counters, excluded, SMALL_LANES, |n, value| least_short(
         n, value, draw
     ))
-}
-
-/// [`least_small`] over the lanes' scores under `w` (see [`Weighting`]).
-#[inline]
-pub(super) fn least_small_weighted(
-    counters: &[AtomicU32],
-    excluded: Option<&[u32]>,
-    w: Weighting<'_>,
-    draw: impl FnMut(u32) -> u32,
-) -> Least {
-    with_value!(counters, excluded, SMALL_LANES.min(w.lanes()), |n, value| {
-        let scale = &w.scale[..n];
-        least_short(n, |i| score(value(i), scale[i], w.limit, w.add), draw)
-    })
 }
 
 /// [`least`](super::least) over the effective values `value(0..n)` (`n` at most 32; further

@@ -45,20 +45,6 @@ pub struct Weighting<'a> {
     pub add: u32,
 }
 
-impl Weighting<'_> {
-    /// How many lanes these factors cover.
-    #[inline(always)]
-    pub(super) fn lanes(&self) -> usize {
-        self.scale.len()
-    }
-
-    /// The score of lane `i`, of effective value `x`.
-    #[inline(always)]
-    pub(super) fn score_at(&self, i: usize, x: u32) -> u32 {
-        score(x, self.scale[i], self.limit, self.add)
-    }
-}
-
 /// The score of a lane of effective value `x` and factor `scale`, under the bound
 /// `limit`, for a request of weight `add` (see [`Weighting`]): the specification
 /// every backend computes, lane for lane.

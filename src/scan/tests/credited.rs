@@ -93,13 +93,13 @@ fn check_credited(
         }
     }
     assert_eq!(
-        scalar::min_ties_credited(counters, excluded, c),
+        scalar::min_ties_keyed(counters, excluded, c),
         want,
         "scalar, {ctx}"
     );
     for (k, &i) in at.iter().enumerate() {
         assert_eq!(
-            scalar::nth_tie_credited(counters, excluded, c, want.min, k as u32),
+            scalar::nth_tie_keyed(counters, excluded, c, want.min, k as u32),
             Ok(i),
             "scalar, {ctx}"
         );

@@ -136,13 +136,13 @@ fn check_weighted(
     check_exact_below_bound(values, excluded, capacities, (n, &f, add), want, &at);
     let ctx = format!("{n} lanes, excluded {}, add {add:#x}", excluded.is_some());
     assert_eq!(
-        scalar::min_ties_weighted(counters, excluded, w),
+        scalar::min_ties_keyed(counters, excluded, w),
         want,
         "scalar, {ctx}"
     );
     for (k, &i) in at.iter().enumerate() {
         assert_eq!(
-            scalar::nth_tie_weighted(counters, excluded, w, want.min, k as u32),
+            scalar::nth_tie_keyed(counters, excluded, w, want.min, k as u32),
             Ok(i),
             "scalar, {ctx}"
         );
