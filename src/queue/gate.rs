@@ -14,6 +14,8 @@ pub(crate) struct Gate {
     in_flight: Option<u32>,
     reported: Option<u32>,
     stale_after: Option<Duration>,
+    /// The in-flight limit counts reported load too.
+    shared: bool,
 }
 
 impl Gate {
@@ -22,6 +24,7 @@ impl Gate {
             in_flight: config.in_flight_limit,
             reported: config.reported_limit,
             stale_after: config.stale_after,
+            shared: config.shared_fleet,
         }
     }
 
@@ -31,7 +34,10 @@ impl Gate {
     pub(crate) fn is_open<W>(&self, pool: &Pool<W>, snap: &Snapshot<W>, slot: u32, extra: u32) -> bool {
         if let Some(per) = self.in_flight {
             let capacity = snap.view.info[slot as usize].capacity_weight();
-            let booked = pool.booked_load(slot).saturating_sub(extra);
+            let mut booked = pool.booked_load(slot).saturating_sub(extra);
+            if self.shared {
+                booked = booked.saturating_add(pool.reported.board().get(slot));
+            }
             if booked >= per.saturating_mul(capacity) {
                 return false;
             }
@@ -87,7 +93,11 @@ impl Gate {
             }
             let capacity = u64::from(snap.view.info[slot as usize].capacity_weight().max(1));
             // load ÷ capacity, in fixed point.
-            let score = (u64::from(pool.booked_load(slot)) << 20) / capacity;
+            let mut load = pool.booked_load(slot);
+            if self.shared {
+                load = load.saturating_add(pool.reported.board().get(slot));
+            }
+            let score = (u64::from(load) << 20) / capacity;
             if best.is_none_or(|(_, s)| score < s) {
                 best = Some((slot, score));
             }

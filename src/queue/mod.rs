@@ -12,6 +12,7 @@ mod error;
 mod gate;
 mod holder;
 mod order;
+mod shares;
 mod shortest;
 mod ticket;
 mod waiter;
@@ -21,18 +22,20 @@ pub use config::QueueConfig;
 pub use entry::Entry;
 pub use error::QueueError;
 pub use holder::QueueRef;
+pub use shares::Shares;
 pub use ticket::{OwnedTicket, Ticket, TicketOf};
 
 use crate::booking;
 use crate::error::Error;
 use crate::owned::Anchor;
 use crate::pool::Pool;
+use crate::reports::Summary;
 use crate::request::Request;
 use crate::rng::Rng;
 use crate::selectors::Selector;
 use crate::snapshot::Snapshot;
 use crate::storage::Booked;
-use crate::sync::atomic::{AtomicUsize, Ordering, fence};
+use crate::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
 use crate::sync::{CachePadded, Mutex, lock};
 use core::fmt;
 use core::hash::Hash;
@@ -77,8 +80,22 @@ pub struct Queue<W, S> {
     tenants: usize,
     /// Waiters in the order, for the lock-free checks after a release.
     waiting: CachePadded<AtomicUsize>,
+    /// `SUMMARISED | PEERS_WAIT` (see `shares`).
+    replicas: AtomicU32,
+    /// As `Order::served`: uncached tokens booked at once, outside the
+    /// order, counted once the queue makes summaries.
+    fast: Box<[AtomicU64]>,
+    /// The share window and the hold-back slack, in virtual time.
+    window: u128,
+    slack: u128,
     inner: Mutex<Inner<W>>,
 }
+
+/// The queue has made a summary: it counts its at-once admissions.
+const SUMMARISED: u32 = 1;
+/// A live peer has waiters: newcomers queue (and the pump decides) rather
+/// than book at once past them.
+const PEERS_WAIT: u32 = 2;
 
 impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
     /// A queue over `pool` that books with `selector`; its slots and order
@@ -93,6 +110,12 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
             classes: config.classes,
             tenants: config.weights.len(),
             waiting: CachePadded::new(AtomicUsize::new(0)),
+            replicas: AtomicU32::new(0),
+            fast: (0..config.classes * config.weights.len())
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            window: order::virtual_tokens(config.share_window),
+            slack: order::virtual_tokens(config.share_window / 16),
             inner: Mutex::new(Inner::new(&config)),
         })
     }
@@ -180,11 +203,18 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
         }
         // A hint only: a request that races a new waiter past this check
         // may go first, which no waiter can notice but as a fair-share slip.
-        if this.waiting.load(Ordering::Relaxed) == 0 {
+        let replicas = this.replicas.load(Ordering::Relaxed);
+        if this.waiting.load(Ordering::Relaxed) == 0 && replicas & PEERS_WAIT == 0 {
             let snap = this.pool.snapshot();
             let booking = Self::request_of(&entry, request);
             match this.book(&snap, &mut Rng::new(), &booking) {
-                Some(Ok(booked)) => return Ok(TicketOf::ready(queue, booked)),
+                Some(Ok(booked)) => {
+                    if replicas & SUMMARISED != 0 {
+                        let at = entry.class * this.tenants + entry.tenant;
+                        this.fast[at].fetch_add(u64::from(entry.uncached()), Ordering::Relaxed);
+                    }
+                    return Ok(TicketOf::ready(queue, booked));
+                }
                 Some(Err(e)) => return Err(QueueError::Pick(e)),
                 None => {}
             }
@@ -219,7 +249,7 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
         let mut admitted = 0;
         loop {
             let mut inner = lock(&self.inner);
-            let Some(slot) = inner.order.head() else {
+            let Some(slot) = inner.head(&self.fast, self.window, self.slack) else {
                 break;
             };
             let snap = self.pool.snapshot();
@@ -244,6 +274,56 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
             admitted += 1;
         }
         admitted
+    }
+
+    /// What this router sends the others: its pool's
+    /// [`summary`](Pool::summary) (its bookings) with its queue's fair-share
+    /// counters ([`Summary::shares`]). Send it instead of the pool's, and
+    /// apply the others' with [`apply_summary`](Self::apply_summary).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use workerpick::queue::{Entry, Queue, QueueConfig};
+    /// use workerpick::{LeastLoaded, Pool};
+    /// let config = || QueueConfig::new().tenants(&[4, 1]).in_flight_limit(2).shared_fleet();
+    /// let fleet = || Arc::new(Pool::from_workers(["gpu-0"]).unwrap());
+    /// let (a, b) = (Queue::new(fleet(), LeastLoaded::new(), config()).unwrap(), Queue::new(fleet(), LeastLoaded::new(), config()).unwrap());
+    /// let _on_a = a.enqueue(Entry::new().tenant(1).weight(1)).unwrap().wait().unwrap();
+    /// assert!(b.apply_summary(&a.summary()));
+    /// assert_eq!(b.pool().reported_load(&"gpu-0"), Some(1)); // a's booking
+    /// assert_eq!(b.summary().shares().unwrap().served(0, 1), 0); // b's own counters
+    /// ```
+    pub fn summary(&self) -> Summary<W> {
+        self.replicas.fetch_or(SUMMARISED, Ordering::Relaxed);
+        let mut summary = self.pool.summary();
+        summary.shares = Some(lock(&self.inner).shares(&self.fast));
+        summary
+    }
+
+    /// Applies another router's summary: its bookings to the pool (as
+    /// [`Pool::apply_summary`]), and its fair-share counters, replacing what
+    /// it sent before, to this queue's order: each class then leaves by the
+    /// fleet-wide counters, and holds back while a tenant waiting at that
+    /// router is behind by more than the slack (see
+    /// [`QueueConfig::share_window`]). Then pumps (the loads changed).
+    /// `false`, changing nothing, for a summary the pool refuses (its own,
+    /// or not newer than the last from that router).
+    pub fn apply_summary(&self, summary: &Summary<W>) -> bool {
+        if !self.pool.apply_summary(summary) {
+            return false;
+        }
+        if let Some(shares) = &summary.shares {
+            let (now, max_age) = (Instant::now(), self.pool.report_max_age());
+            let mut inner = lock(&self.inner);
+            inner.peers.apply(summary.origin, shares, now, max_age);
+            if inner.peers.any_waiting(now) {
+                self.replicas.fetch_or(PEERS_WAIT, Ordering::Relaxed);
+            } else {
+                self.replicas.fetch_and(!PEERS_WAIT, Ordering::Relaxed);
+            }
+        }
+        self.pump();
+        true
     }
 
     /// Ends every waiter whose deadline has passed with

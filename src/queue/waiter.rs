@@ -6,12 +6,14 @@ use super::config::QueueConfig;
 use super::entry::Entry;
 use super::error::QueueError;
 use super::order::Order;
+use super::shares::{Peers, Shares};
 use crate::eligibility::Eligibility;
 use crate::load::credit::CacheHits;
 use crate::request::Request;
 use crate::rng::Rng;
 use crate::selectors::tuning::Tuning;
 use crate::storage::Booked;
+use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::sync::thread::Thread;
 use core::task::Waker;
 use std::time::Instant;
@@ -100,6 +102,8 @@ impl Carried {
 pub(crate) struct Inner<W> {
     pub(crate) order: Order,
     pub(crate) rng: Rng,
+    /// Other routers' fair-share counters (see `shares`).
+    pub(crate) peers: Peers,
     waiters: Box<[Waiter<W>]>,
     free: Vec<u32>,
 }
@@ -110,6 +114,7 @@ impl<W> Inner<W> {
         Self {
             order: Order::new(slots, config.classes, &config.weights, config.aging),
             rng: Rng::new(),
+            peers: Peers::default(),
             waiters: (0..slots)
                 .map(|_| Waiter {
                     state: State::Free,
@@ -120,6 +125,37 @@ impl<W> Inner<W> {
                 .collect(),
             // Popped from the end: slot 0 first.
             free: (0..slots as u32).rev().collect(),
+        }
+    }
+
+    /// The waiter to admit next: the order's head, or with live peers the
+    /// head of the tenant the fleet-wide counters choose (`None` also when
+    /// they hold the class back for a peer's waiter). `fast` counts the
+    /// admissions booked at once, outside the order, as `Order::served`.
+    pub(crate) fn head(&self, fast: &[AtomicU64], window: u128, slack: u128) -> Option<u32> {
+        if self.peers.is_empty() || !self.order.is_fair() {
+            return self.order.head();
+        }
+        let class = self.order.first_class()?;
+        let tenants = self.order.tenants();
+        let served =
+            |t: usize| self.order.served(class, t) + fast[class * tenants + t].load(Ordering::Relaxed);
+        let tenant = self
+            .peers
+            .choose(&self.order, class, Instant::now(), window, slack, served)?;
+        Some(self.order.head_of(class, tenant))
+    }
+
+    /// This router's counters for a summary; `fast` as in [`head`](Self::head).
+    pub(crate) fn shares(&self, fast: &[AtomicU64]) -> Shares {
+        let (tenants, order) = (self.order.tenants(), &self.order);
+        let classes = fast.len() / tenants;
+        Shares {
+            tenants: tenants as u32,
+            served: (0..classes * tenants)
+                .map(|at| order.served(at / tenants, at % tenants) + fast[at].load(Ordering::Relaxed))
+                .collect(),
+            waiting: (0..classes).map(|c| order.active(c)).collect(),
         }
     }
 

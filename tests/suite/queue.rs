@@ -557,3 +557,73 @@ fn carrying_a_requests_inputs_allocates_nothing_in_steady_state() {
     assert_eq!(allocations(|| (0..100).for_each(|_| cycle())), 0);
     assert!(idle(&q));
 }
+
+/// Two routers over one fleet of 4 workers (room for 4 requests each),
+/// tenant 0 (weight 4) arriving at the first only and tenant 1 (weight 1,
+/// prompts twice as long) at the second only, both backlogged, in ticks of
+/// virtual time: a request runs its prompt's tokens ÷ 10 ticks. Every 5
+/// ticks the routers exchange `summary` (the queue's, with its counters,
+/// or the pool's alone). Returns the uncached tokens served per tenant
+/// after a warm-up.
+fn two_routers_served(with_counters: bool) -> [u64; 2] {
+    let fleet = ["w0", "w1", "w2", "w3"];
+    let config = QueueConfig::new()
+        .tenants(&[4, 1])
+        .in_flight_limit(400)
+        .shared_fleet();
+    let routers = [0, 1].map(|_| queue_of(&fleet, LeastLoaded::new(), config.clone()));
+    let tokens = [100u32, 200];
+    let mut running: Vec<(u64, usize, Admitted<'_, &'static str, LeastLoaded>)> = Vec::new();
+    let mut queued: [Vec<Ticket<'_, &'static str, LeastLoaded>>; 2] = [Vec::new(), Vec::new()];
+    let mut served = [0u64; 2];
+    for now in 0..20_000u64 {
+        for (r, queue) in routers.iter().enumerate() {
+            while queued[r].len() < 8 {
+                queued[r].push(queue.enqueue(Entry::new().tenant(r).weight(tokens[r])).unwrap());
+            }
+        }
+        running.retain(|&(end, ..)| end > now); // a finished request's release admits at its router
+        if now % 5 == 0 {
+            let summaries = routers.each_ref().map(|q| {
+                if with_counters {
+                    q.summary()
+                } else {
+                    q.pool().summary()
+                }
+            });
+            assert!(routers[0].apply_summary(&summaries[1]) && routers[1].apply_summary(&summaries[0]));
+        }
+        for (r, tickets) in queued.iter_mut().enumerate() {
+            let mut i = 0;
+            while i < tickets.len() {
+                match tickets[i].try_admit().unwrap() {
+                    Some(admitted) => {
+                        drop(tickets.swap_remove(i)); // spent
+                        if now >= 2_000 {
+                            served[r] += u64::from(tokens[r]);
+                        }
+                        running.push((now + u64::from(tokens[r]) / 10, r, admitted));
+                    }
+                    None => i += 1,
+                }
+            }
+        }
+    }
+    served
+}
+
+#[test]
+fn two_routers_hold_a_4_to_1_share_by_exchanging_counters() {
+    let [heavy, light] = two_routers_served(true);
+    let ratio = heavy as f64 / light as f64;
+    assert!(
+        (3.6..=4.4).contains(&ratio),
+        "4:1 by weight across routers, got {ratio:.2} ({heavy}, {light})"
+    );
+    // With the counters 4.04 (1 931 200 to 477 600 tokens). The loads alone: the router whose release frees room
+    // refills it at once, so the share follows who releases, not the
+    // weights (here tenant 1 takes it all: 0 to 1 440 000 tokens).
+    let [heavy, light] = two_routers_served(false);
+    let ratio = heavy as f64 / light as f64;
+    assert!(ratio < 2.0, "without the counters {ratio:.2} ({heavy}, {light})");
+}
