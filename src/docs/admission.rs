@@ -6,7 +6,10 @@
 //! # What it promises
 //! - A queued request is admitted exactly once, or ends with an error
 //!   (its deadline, a refused pick, a full queue) with nothing booked for
-//!   it; a dropped [`Ticket`](crate::queue::Ticket) leaves no trace: it
+//!   it; a dropped [`Ticket`](crate::queue::Ticket) (or
+//!   [`OwnedTicket`](crate::queue::OwnedTicket), the `'static` form from
+//!   [`enqueue_owned`](crate::queue::Queue::enqueue_owned) that holds the
+//!   queue's `Arc`, for tasks) leaves no trace: it
 //!   leaves the order without charging its tenant, and a booking a pump made
 //!   for it meanwhile is given back (and admits the next waiter).
 //! - While a request waits, every worker was saturated when it was last
@@ -45,10 +48,16 @@
 //!   O(log n)). Tenants are not told apart then.
 //!
 //! # Limits
-//! - The pump books with the entry's weight and key; the eligibility mask
-//!   and cache hits of a [`Request`](crate::Request) are not carried (a
-//!   waiter's borrowed inputs cannot outlive its enqueue). The credit counts
-//!   in the fair share only.
+//! - [`enqueue`](crate::queue::Queue::enqueue) books with the entry's
+//!   weight and key only; [`enqueue_with`](crate::queue::Queue::enqueue_with)
+//!   carries a [`Request`](crate::Request)'s eligibility mask, cache hits
+//!   and cost tuning into the waiter's slot (copied with `clone_from` into
+//!   buffers the slot keeps: no allocation in steady state, a copy the size
+//!   of the mask and the hits per queued request), so the pump, on another
+//!   thread after the caller's request is gone, books by cost and only on
+//!   eligible workers; the fallback to the roomiest worker keeps to the mask
+//!   too. The entry's credit counts in the fair share; the hits' credit in
+//!   the pick.
 //! - A future keeps no timer: its deadline is checked when it is polled;
 //!   [`expire`](crate::queue::Queue::expire) from a ticker, or the
 //!   runtime's timeout around the future, ends it on time.
@@ -56,5 +65,36 @@
 //!   summary does not refresh it.
 //! - A newcomer that races a new waiter past the empty-queue check may
 //!   book ahead of it (a fair-share slip of one request, never a lost one).
-//! - At most 8 classes and 64 tenants; the fair shares are one router's
-//!   (replicas do not share them).
+//! - At most 8 classes and 64 tenants. Strict classes are per router; the
+//!   fair shares are fleet-wide only between routers that exchange
+//!   [`Queue::summary`](crate::queue::Queue::summary) (below), and only in
+//!   the fair order (not shortest-first).
+//!
+//! # Replicas
+//! Two routers over one fleet, each fair on its own, do not hold a policy
+//! together: with tenant A's traffic at one and B's at the other, the share
+//! follows which router frees room first, whatever the weights (dynamo
+//! #15187: 4:1 became 163:162). So each queue counts, per class and
+//! tenant, the uncached tokens it admitted (absolute counters, as the loads
+//! are), and [`Queue::summary`](crate::queue::Queue::summary) sends them
+//! with its tenants' waiting bits beside the pool's loads
+//! ([`Summary::shares`](crate::Summary::shares): a serde-optional field, a
+//! summary without it reads as before).
+//! [`Queue::apply_summary`](crate::queue::Queue::apply_summary) replaces what
+//! that router sent before (not adds: a lost or repeated summary leaves no
+//! drift) and pumps. While a live peer's counters are held (they age out
+//! with the pool's report age), a class leaves by the fleet-wide counters:
+//! the local tenant with the least `(tokens served everywhere) ÷ weight`,
+//! lifted to at least the most-served waiting tenant's less
+//! [`share_window`](crate::queue::QueueConfig::share_window) (so an idle
+//! tenant banks at most the window, as virtual-token counters do), and the
+//! class is held back while a tenant waiting at a peer is behind it by more
+//! than a sixteenth of the window: that peer takes the room. A newcomer
+//! queues rather than book at once while a peer has waiters. With
+//! [`shared_fleet`](crate::queue::QueueConfig::shared_fleet) the in-flight
+//! limit counts the peers' booked load too, so the routers share the
+//! fleet's room rather than each filling it. Two routers, tenants 4:1, one
+//! tenant at each, both backlogged, exchanging every 5 ticks: 4.04:1 with
+//! the counters, 0:1 (the releasing router refills its room) with the loads
+//! alone (`tests/suite/queue.rs`, `two_routers_hold_a_4_to_1_share_by_exchanging_counters`).
+//! The error is bounded: staleness of one exchange period plus the slack.

@@ -171,6 +171,7 @@ impl<W: Clone + Eq + Hash + Send + Sync> Pool<W> {
             loads,
             rank_loads,
             bindings: Vec::new(),
+            shares: None,
         }
     }
 

@@ -25,6 +25,8 @@ pub struct QueueConfig {
     pub(crate) reported_limit: Option<u32>,
     pub(crate) stale_after: Option<Duration>,
     pub(crate) aging: Option<u32>,
+    pub(crate) shared_fleet: bool,
+    pub(crate) share_window: u32,
 }
 
 impl QueueConfig {
@@ -38,6 +40,8 @@ impl QueueConfig {
             reported_limit: None,
             stale_after: None,
             aging: None,
+            shared_fleet: false,
+            share_window: 1 << 16,
         }
     }
 
@@ -121,6 +125,27 @@ impl QueueConfig {
     /// ```
     pub fn shortest_first(mut self, aging: u32) -> Self {
         self.aging = Some(aging);
+        self
+    }
+
+    /// Counts, toward the in-flight limit, a worker's reported load beside
+    /// this router's bookings: what peer routers booked on it (their
+    /// summaries, applied with [`Queue::apply_summary`](super::Queue::apply_summary))
+    /// and its own report. Routers sharing a fleet then share its limit
+    /// instead of each filling it.
+    pub fn shared_fleet(mut self) -> Self {
+        self.shared_fleet = true;
+        self
+    }
+
+    /// With peers' counters applied (see
+    /// [`Queue::apply_summary`](super::Queue::apply_summary)): how far, in
+    /// uncached tokens per unit of tenant weight, a tenant idle for a while
+    /// may lag the most-served waiting tenant and still gain (it banks at
+    /// most this), and sixteen times the lead past which a tenant is held
+    /// back for a behind one waiting at a peer. Default 65 536.
+    pub fn share_window(mut self, tokens: u32) -> Self {
+        self.share_window = tokens.max(16);
         self
     }
 

@@ -1,7 +1,9 @@
 //! The saturation rule: whether a worker has room, read from the counters.
 
 use super::config::QueueConfig;
+use crate::candidates::{Candidates, still_eligible};
 use crate::pool::Pool;
+use crate::request::Request;
 use crate::snapshot::Snapshot;
 use crate::sync::atomic::Ordering;
 use std::time::Duration;
@@ -12,6 +14,8 @@ pub(crate) struct Gate {
     in_flight: Option<u32>,
     reported: Option<u32>,
     stale_after: Option<Duration>,
+    /// The in-flight limit counts reported load too.
+    shared: bool,
 }
 
 impl Gate {
@@ -20,6 +24,7 @@ impl Gate {
             in_flight: config.in_flight_limit,
             reported: config.reported_limit,
             stale_after: config.stale_after,
+            shared: config.shared_fleet,
         }
     }
 
@@ -29,7 +34,10 @@ impl Gate {
     pub(crate) fn is_open<W>(&self, pool: &Pool<W>, snap: &Snapshot<W>, slot: u32, extra: u32) -> bool {
         if let Some(per) = self.in_flight {
             let capacity = snap.view.info[slot as usize].capacity_weight();
-            let booked = pool.raw.booked_load(slot).saturating_sub(extra);
+            let mut booked = pool.raw.booked_load(slot).saturating_sub(extra);
+            if self.shared {
+                booked = booked.saturating_add(pool.raw.reported.board().get(slot));
+            }
             if booked >= per.saturating_mul(capacity) {
                 return false;
             }
@@ -63,17 +71,33 @@ impl Gate {
         self.is_open(pool, snap, slot, weight)
     }
 
-    /// The candidate with room that is least loaded for its capacity, if
-    /// any has room.
-    pub(crate) fn roomiest<W>(&self, pool: &Pool<W>, snap: &Snapshot<W>) -> Option<u32> {
+    /// The candidate of `request` (every member, or its mask's) with room
+    /// that is least loaded for its capacity, if any has room.
+    pub(crate) fn roomiest<W>(
+        &self,
+        pool: &Pool<W>,
+        snap: &Snapshot<W>,
+        request: &Request<'_>,
+    ) -> Option<u32> {
+        let (slots, stale) = match Candidates::of(&snap.view, pool.id(), request).ok()? {
+            Candidates::Fresh { slots, .. } => (slots, None),
+            Candidates::Stale { mask, .. } => (&mask.slots[..], Some(mask)),
+        };
         let mut best: Option<(u32, u64)> = None;
-        for &slot in snap.view.members.iter() {
+        for (j, &slot) in slots.iter().enumerate() {
+            if stale.is_some_and(|mask| !still_eligible(&snap.view, mask, j)) {
+                continue;
+            }
             if !self.is_open(pool, snap, slot, 0) {
                 continue;
             }
             let capacity = u64::from(snap.view.info[slot as usize].capacity_weight().max(1));
             // load ÷ capacity, in fixed point.
-            let score = (u64::from(pool.raw.booked_load(slot)) << 20) / capacity;
+            let mut load = pool.raw.booked_load(slot);
+            if self.shared {
+                load = load.saturating_add(pool.raw.reported.board().get(slot));
+            }
+            let score = (u64::from(load) << 20) / capacity;
             if best.is_none_or(|(_, s)| score < s) {
                 best = Some((slot, score));
             }

@@ -20,6 +20,11 @@ pub(crate) const MAX_CLASSES: usize = 8;
 /// over a weight of 1000 still moves the clock.
 const SCALE: u32 = 1 << 20;
 
+/// `tokens` per unit of weight in virtual time.
+pub(crate) fn virtual_tokens(tokens: u32) -> u128 {
+    u128::from(tokens) * u128::from(SCALE)
+}
+
 /// One tenant's waiters in one class, first come first.
 #[derive(Clone, Copy)]
 struct List {
@@ -56,6 +61,9 @@ pub(crate) struct Order {
     clock: Box<[u128]>,
     /// Per class, the tenants with waiters.
     active: Box<[u64]>,
+    /// As `lists`: uncached tokens admitted through the order, ever (the
+    /// counters replicas exchange, see `shares`).
+    served: Box<[u64]>,
     /// Shortest first instead of fair shares: the heaps, the aging in
     /// tokens per millisecond, and the time keys count from.
     shortest: Option<(Shortest, u32, Instant)>,
@@ -81,6 +89,7 @@ impl Order {
             finish: vec![0; classes * tenants].into(),
             clock: vec![0; classes].into(),
             active: vec![0; classes].into(),
+            served: vec![0; classes * tenants].into(),
             shortest: aging.map(|a| (Shortest::new(slots, classes), a, Instant::now())),
         }
     }
@@ -150,6 +159,39 @@ impl Order {
         Some(self.lists[class * self.tenants + self.first(class)].head)
     }
 
+    /// The highest class with waiters.
+    pub(crate) fn first_class(&self) -> Option<usize> {
+        self.active.iter().position(|&a| a != 0)
+    }
+
+    /// The first waiter of `tenant` in `class` (one of [`active`](Self::active)'s).
+    pub(crate) fn head_of(&self, class: usize, tenant: usize) -> u32 {
+        self.lists[class * self.tenants + tenant].head
+    }
+
+    pub(crate) fn tenants(&self) -> usize {
+        self.tenants
+    }
+
+    pub(crate) fn is_fair(&self) -> bool {
+        self.shortest.is_none()
+    }
+
+    /// The tenants of `class` with waiters, one bit each.
+    pub(crate) fn active(&self, class: usize) -> u64 {
+        self.active[class]
+    }
+
+    /// Uncached tokens admitted for `tenant` in `class`.
+    pub(crate) fn served(&self, class: usize, tenant: usize) -> u64 {
+        self.served[class * self.tenants + tenant]
+    }
+
+    /// `tokens` of `tenant`'s service in virtual time: over its weight.
+    pub(crate) fn normalized(&self, tokens: u128, tenant: usize) -> u128 {
+        tokens * u128::from(SCALE) / u128::from(self.weights[tenant])
+    }
+
     /// The tenant of `class` with the earliest start tag.
     fn first(&self, class: usize) -> usize {
         let mut bits = self.active[class];
@@ -182,8 +224,9 @@ impl Order {
         } = self.links[slot as usize];
         let (class, tenant) = (class as usize, tenant as usize);
         let start = self.start(class, tenant);
-        let step = u128::from(cost.max(1)) * u128::from(SCALE) / u128::from(self.weights[tenant]);
+        let step = self.normalized(u128::from(cost.max(1)), tenant);
         self.finish[class * self.tenants + tenant] = start + step;
+        self.served[class * self.tenants + tenant] += u64::from(cost.max(1));
         self.clock[class] = start;
         self.remove(slot);
     }

@@ -18,8 +18,21 @@
 //! waiting, [`enqueue`](crate::queue::Queue::enqueue) books at once when a
 //! worker has room, and an [`Admitted`](crate::queue::Admitted)'s release
 //! is the plain release, a fence and one load of the waiting count.
-//! Everything is allocated when the queue is built: the slots, the free
-//! list, the order's arrays.
+//! Everything is allocated when the queue is built: the slots (each with
+//! its own buffers for a carried request's mask and cache hits, refilled by
+//! `clone_from`), the free list, the order's arrays. The peers' counters
+//! (replicas) live under the same lock, replaced in place per summary; the
+//! fast path reads one more word (whether a peer has waiters, and whether
+//! to count its admission, one relaxed add, once the queue summarises).
+//!
+//! # Owned tickets
+//! [`Ticket`](crate::queue::Ticket) and
+//! [`OwnedTicket`](crate::queue::OwnedTicket) are one type,
+//! [`TicketOf`](crate::queue::TicketOf), generic over how it holds the
+//! queue (`&Queue` or `Arc<Queue>`, a sealed trait); so are the admissions.
+//! The ticket moves its queue reference into its admission, so an owned
+//! request costs one `Arc` increment (at the enqueue) and one for its
+//! [`OwnedReservation`](crate::OwnedReservation)'s anchor, the queue's own.
 //!
 //! # No lost wake-up
 //! A waiter is pushed and the waiting count raised under the lock, then a

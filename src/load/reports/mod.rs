@@ -6,11 +6,13 @@
 //! inherited: [`docs::load`](crate::docs::load), "Reported load".
 
 mod reported;
+mod shares;
 mod state;
 mod summary;
 
 pub use crate::load::reported::MAX_REPORTED_LOAD;
 pub use reported::DEFAULT_REPORT_MAX_AGE;
 pub(crate) use reported::{Reported, now_and_then};
+pub use shares::Shares;
 pub(crate) use state::Applied;
 pub use summary::{SessionBinding, Summary};

@@ -39,6 +39,12 @@ pub struct Summary<W> {
         serde(default = "Vec::new", skip_serializing_if = "Vec::is_empty")
     )]
     pub(crate) bindings: Vec<SessionBinding<W>>,
+    /// The router's admission-queue counters, from
+    /// [`Queue::summary`](crate::queue::Queue::summary): absent from a
+    /// pool's summary, and then left out of the serialised form, so a
+    /// summary without them reads and writes as before.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub(crate) shares: Option<super::Shares>,
 }
 
 impl<W> Summary<W> {
@@ -78,6 +84,12 @@ impl<W> Summary<W> {
     /// ```
     pub fn rank_loads(&self) -> &[(W, u32, u32)] {
         &self.rank_loads
+    }
+
+    /// The fair-share counters of the router's admission queue, if it sent
+    /// them ([`Queue::summary`](crate::queue::Queue::summary)).
+    pub fn shares(&self) -> Option<&super::Shares> {
+        self.shares.as_ref()
     }
 
     /// The session bindings it carries (feature `sessions`:
