@@ -102,6 +102,7 @@ async fn main() {
         drain_for: Duration::from_millis(1),
         max_in_flight: None,
         replicas: None,
+        queue: None,
         llm: LlmConfig::default(),
     };
     let (tx, rx) = tokio::sync::oneshot::channel();
