@@ -373,6 +373,10 @@ fn run_serve(serve: Serve) -> ExitCode {
             session_bound: serve.session_bound,
         },
     };
+    if let Some(Err(e)) = config.queue.as_ref().map(serve::QueueSettings::check) {
+        eprintln!("workerpick-proxy: {e}");
+        return ExitCode::from(2);
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {

@@ -67,6 +67,12 @@ impl Default for QueueSettings {
 }
 
 impl QueueSettings {
+    /// Why these settings cannot run, if they cannot (the message names
+    /// the flag).
+    pub fn check(&self) -> Result<(), String> {
+        self.config().map(drop)
+    }
+
     /// The crate's configuration, or why it cannot be one.
     fn config(&self) -> Result<QueueConfig, String> {
         if self.in_flight.is_none() && self.reported.is_none() {
