@@ -36,7 +36,7 @@ fn next_mask_id() -> u64 {
 ///     assert_eq!(pool.select_with(&Random::new(), &req).unwrap(), "b");
 /// }
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Eligibility {
     /// The pool it was built for; `UNBUILT` until then.
     pub(crate) pool: u64,
@@ -50,6 +50,23 @@ pub struct Eligibility {
     pub(crate) gens: Vec<u32>,
     /// Per slot, padded like the snapshot: `0` when eligible, else `u32::MAX`.
     pub(crate) excluded: Vec<u32>,
+}
+
+impl Clone for Eligibility {
+    fn clone(&self) -> Self {
+        let mut mask = Self::new();
+        mask.clone_from(self);
+        mask
+    }
+
+    /// Copies `from` into this mask's buffers: no allocation once they are
+    /// as large as its (a queued request's copy, refilled per request).
+    fn clone_from(&mut self, from: &Self) {
+        (self.pool, self.id, self.epoch) = (from.pool, from.id, from.epoch);
+        self.slots.clone_from(&from.slots);
+        self.gens.clone_from(&from.gens);
+        self.excluded.clone_from(&from.excluded);
+    }
 }
 
 impl Eligibility {

@@ -13,7 +13,9 @@ use workerpick::queue::{Entry, Queue, QueueConfig};
 use workerpick::{LeastLoaded, Pool};
 
 fn saturated_queue() -> Arc<Queue<u32, LeastLoaded>> {
-    let pool = Arc::new(Pool::from_workers([0u32]).unwrap());
+    // The queue holds its pool in a std `Arc` (its owned admissions' anchor
+    // is one); the pool's own count is not what this model checks.
+    let pool = std::sync::Arc::new(Pool::from_workers([0u32]).unwrap());
     let config = QueueConfig::new().capacity(2).tenants(&[1, 1]).in_flight_limit(1);
     Arc::new(Queue::new(pool, LeastLoaded::new(), config).unwrap())
 }

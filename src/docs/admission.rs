@@ -6,7 +6,10 @@
 //! # What it promises
 //! - A queued request is admitted exactly once, or ends with an error
 //!   (its deadline, a refused pick, a full queue) with nothing booked for
-//!   it; a dropped [`Ticket`](crate::queue::Ticket) leaves no trace: it
+//!   it; a dropped [`Ticket`](crate::queue::Ticket) (or
+//!   [`OwnedTicket`](crate::queue::OwnedTicket), the `'static` form from
+//!   [`enqueue_owned`](crate::queue::Queue::enqueue_owned) that holds the
+//!   queue's `Arc`, for tasks) leaves no trace: it
 //!   leaves the order without charging its tenant, and a booking a pump made
 //!   for it meanwhile is given back (and admits the next waiter).
 //! - While a request waits, every worker was saturated when it was last
@@ -45,10 +48,16 @@
 //!   O(log n)). Tenants are not told apart then.
 //!
 //! # Limits
-//! - The pump books with the entry's weight and key; the eligibility mask
-//!   and cache hits of a [`Request`](crate::Request) are not carried (a
-//!   waiter's borrowed inputs cannot outlive its enqueue). The credit counts
-//!   in the fair share only.
+//! - [`enqueue`](crate::queue::Queue::enqueue) books with the entry's
+//!   weight and key only; [`enqueue_with`](crate::queue::Queue::enqueue_with)
+//!   carries a [`Request`](crate::Request)'s eligibility mask, cache hits
+//!   and cost tuning into the waiter's slot (copied with `clone_from` into
+//!   buffers the slot keeps: no allocation in steady state, a copy the size
+//!   of the mask and the hits per queued request), so the pump, on another
+//!   thread after the caller's request is gone, books by cost and only on
+//!   eligible workers; the fallback to the roomiest worker keeps to the mask
+//!   too. The entry's credit counts in the fair share; the hits' credit in
+//!   the pick.
 //! - A future keeps no timer: its deadline is checked when it is polled;
 //!   [`expire`](crate::queue::Queue::expire) from a ticker, or the
 //!   runtime's timeout around the future, ends it on time.

@@ -66,7 +66,7 @@ use std::hash::Hash;
 /// assert_eq!(*r.worker(), "b");
 /// assert_eq!(r.weight(), 0); // a full hit books no load
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct CacheHits {
     pool: u64,
     epoch: u64,
@@ -87,6 +87,25 @@ pub struct CacheHits {
     incs: Vec<u32>,
     /// At least every count recorded (the cost mode's dense scan keys on it).
     top: u32,
+}
+
+impl Clone for CacheHits {
+    fn clone(&self) -> Self {
+        let mut hits = Self::new();
+        hits.clone_from(self);
+        hits
+    }
+
+    /// Copies `from` into this value's buffers: no allocation once they are
+    /// as large as its (a queued request's copy, refilled per request).
+    fn clone_from(&mut self, from: &Self) {
+        (self.pool, self.epoch, self.needed) = (from.pool, from.epoch, from.needed);
+        (self.stamp, self.dense, self.top) = (from.stamp, from.dense, from.top);
+        self.entries.clone_from(&from.entries);
+        self.marks.clone_from(&from.marks);
+        self.held.clone_from(&from.held);
+        self.incs.clone_from(&from.incs);
+    }
 }
 
 /// One worker's count, with the incarnation it was recorded for.

@@ -1,7 +1,9 @@
 //! The saturation rule: whether a worker has room, read from the counters.
 
 use super::config::QueueConfig;
+use crate::candidates::{Candidates, still_eligible};
 use crate::pool::Pool;
+use crate::request::Request;
 use crate::snapshot::Snapshot;
 use crate::sync::atomic::Ordering;
 use std::time::Duration;
@@ -63,11 +65,23 @@ impl Gate {
         self.is_open(pool, snap, slot, weight)
     }
 
-    /// The candidate with room that is least loaded for its capacity, if
-    /// any has room.
-    pub(crate) fn roomiest<W>(&self, pool: &Pool<W>, snap: &Snapshot<W>) -> Option<u32> {
+    /// The candidate of `request` (every member, or its mask's) with room
+    /// that is least loaded for its capacity, if any has room.
+    pub(crate) fn roomiest<W>(
+        &self,
+        pool: &Pool<W>,
+        snap: &Snapshot<W>,
+        request: &Request<'_>,
+    ) -> Option<u32> {
+        let (slots, stale) = match Candidates::of(&snap.view, pool.id, request).ok()? {
+            Candidates::Fresh { slots, .. } => (slots, None),
+            Candidates::Stale { mask, .. } => (&mask.slots[..], Some(mask)),
+        };
         let mut best: Option<(u32, u64)> = None;
-        for &slot in snap.view.members.iter() {
+        for (j, &slot) in slots.iter().enumerate() {
+            if stale.is_some_and(|mask| !still_eligible(&snap.view, mask, j)) {
+                continue;
+            }
             if !self.is_open(pool, snap, slot, 0) {
                 continue;
             }

@@ -10,19 +10,22 @@ mod config;
 mod entry;
 mod error;
 mod gate;
+mod holder;
 mod order;
 mod shortest;
 mod ticket;
 mod waiter;
 
-pub use admitted::Admitted;
+pub use admitted::{Admitted, AdmittedOf, OwnedAdmitted};
 pub use config::QueueConfig;
 pub use entry::Entry;
 pub use error::QueueError;
-pub use ticket::Ticket;
+pub use holder::QueueRef;
+pub use ticket::{OwnedTicket, Ticket, TicketOf};
 
 use crate::booking;
 use crate::error::Error;
+use crate::owned::Anchor;
 use crate::pool::Pool;
 use crate::request::Request;
 use crate::rng::Rng;
@@ -30,10 +33,12 @@ use crate::selectors::Selector;
 use crate::snapshot::Snapshot;
 use crate::storage::Booked;
 use crate::sync::atomic::{AtomicUsize, Ordering, fence};
-use crate::sync::{Arc, CachePadded, Mutex, lock};
+use crate::sync::{CachePadded, Mutex, lock};
 use core::fmt;
 use core::hash::Hash;
 use gate::Gate;
+use holder::sealed::Sealed;
+use std::sync::Arc;
 use std::time::Instant;
 use waiter::{Inner, State};
 
@@ -64,6 +69,8 @@ use waiter::{Inner, State};
 /// ```
 pub struct Queue<W, S> {
     pool: Arc<Pool<W>>,
+    /// What the [`OwnedReservation`](crate::OwnedReservation)s of owned admissions hold.
+    anchor: Arc<Anchor<W>>,
     selector: S,
     gate: Gate,
     classes: usize,
@@ -79,6 +86,7 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
     pub fn new(pool: Arc<Pool<W>>, selector: S, config: QueueConfig) -> Result<Self, Error> {
         config.check()?;
         Ok(Self {
+            anchor: Arc::new(Anchor { pool: pool.clone() }),
             pool,
             selector,
             gate: Gate::new(&config),
@@ -105,15 +113,78 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
     /// configuration, [`QueueError::Timeout`] for a deadline already past,
     /// [`QueueError::Pick`] when the pick itself refuses (an empty set).
     pub fn enqueue(&self, entry: Entry) -> Result<Ticket<'_, W, S>, QueueError> {
-        if entry.class >= self.classes || entry.tenant >= self.tenants {
+        Self::enqueue_in(self, entry, None)
+    }
+
+    /// [`enqueue`](Self::enqueue) for a request with pick inputs: its
+    /// eligibility mask, cache hits and cost tuning are copied into the
+    /// waiter's slot (into buffers the slot keeps, so a steady state
+    /// allocates nothing), and the admission, whenever a pump makes it,
+    /// books with them: a queued request still lands only on its eligible
+    /// workers, and by its cache credit. The request's weight and key
+    /// replace the entry's.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use workerpick::queue::{Entry, Queue, QueueConfig};
+    /// use workerpick::{LeastLoaded, Pool, Request};
+    ///
+    /// let pool = Arc::new(Pool::from_workers(["a", "b"]).unwrap());
+    /// let queue = Queue::new(pool.clone(), LeastLoaded::new(), QueueConfig::new().in_flight_limit(1)).unwrap();
+    /// let (a, b) = (pool.reserve_worker(&"a", 1).unwrap(), pool.reserve_worker(&"b", 1).unwrap());
+    /// let only_b = pool.eligibility(|w| *w == "b");
+    /// let mut ticket = queue.enqueue_with(Entry::new(), &Request::new().eligible(&only_b)).unwrap();
+    /// drop(a);
+    /// queue.pump(); // room on "a" only: not for this request
+    /// assert!(ticket.try_admit().unwrap().is_none());
+    /// drop(b);
+    /// queue.pump();
+    /// assert_eq!(*ticket.try_admit().unwrap().unwrap().worker(), "b");
+    /// ```
+    pub fn enqueue_with(&self, entry: Entry, request: &Request<'_>) -> Result<Ticket<'_, W, S>, QueueError> {
+        Self::enqueue_in(self, entry, Some(request))
+    }
+
+    /// [`enqueue`](Self::enqueue) for a queue shared in an `Arc`: the
+    /// ticket, and the admission it gives, hold a clone of the `Arc` and are
+    /// `'static + Send`, so an async server's handler can wait in a spawned
+    /// task (see [`OwnedTicket`]). Its admission holds an
+    /// [`OwnedReservation`](crate::OwnedReservation) and admits the next
+    /// waiters when it drops, like an [`Admitted`].
+    pub fn enqueue_owned(self: &Arc<Self>, entry: Entry) -> Result<OwnedTicket<W, S>, QueueError> {
+        Self::enqueue_in(self.clone(), entry, None)
+    }
+
+    /// [`enqueue_with`](Self::enqueue_with), owned (see
+    /// [`enqueue_owned`](Self::enqueue_owned)).
+    pub fn enqueue_owned_with(
+        self: &Arc<Self>,
+        entry: Entry,
+        request: &Request<'_>,
+    ) -> Result<OwnedTicket<W, S>, QueueError> {
+        Self::enqueue_in(self.clone(), entry, Some(request))
+    }
+
+    /// Every form of enqueue: `queue` is `&Self` or `Arc<Self>`.
+    fn enqueue_in<Q: QueueRef + Sealed<Worker = W, Selector = S>>(
+        queue: Q,
+        mut entry: Entry,
+        request: Option<&Request<'_>>,
+    ) -> Result<TicketOf<Q>, QueueError> {
+        if let Some(r) = request {
+            (entry.weight, entry.key) = (r.weight, r.key);
+        }
+        let this = queue.queue();
+        if entry.class >= this.classes || entry.tenant >= this.tenants {
             return Err(QueueError::Unknown);
         }
         // A hint only: a request that races a new waiter past this check
         // may go first, which no waiter can notice but as a fair-share slip.
-        if self.waiting.load(Ordering::Relaxed) == 0 {
-            let snap = self.pool.snapshot();
-            match self.book(&snap, &mut Rng::new(), &entry) {
-                Some(Ok(booked)) => return Ok(Ticket::ready(self, booked)),
+        if this.waiting.load(Ordering::Relaxed) == 0 {
+            let snap = this.pool.snapshot();
+            let booking = Self::request_of(&entry, request);
+            match this.book(&snap, &mut Rng::new(), &booking) {
+                Some(Ok(booked)) => return Ok(TicketOf::ready(queue, booked)),
                 Some(Err(e)) => return Err(QueueError::Pick(e)),
                 None => {}
             }
@@ -121,16 +192,24 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
         if entry.deadline.is_some_and(|d| d <= Instant::now()) {
             return Err(QueueError::Timeout);
         }
-        let mut inner = lock(&self.inner);
-        let slot = inner.push(entry).ok_or(QueueError::Full)?;
-        self.waiting.fetch_add(1, Ordering::Relaxed);
+        let mut inner = lock(&this.inner);
+        let slot = inner.push(entry, request).ok_or(QueueError::Full)?;
+        this.waiting.fetch_add(1, Ordering::Relaxed);
         // SeqCst: pairs with the fence in `after_release`. Either that
         // release's load of `waiting` sees this waiter, or the pump below
         // sees the release's lower count (no waiter sleeps while room exists).
         fence(Ordering::SeqCst);
         drop(inner);
-        self.pump();
-        Ok(Ticket::waiting(self, slot, entry.deadline))
+        this.pump();
+        Ok(TicketOf::waiting(queue, slot, entry.deadline))
+    }
+
+    /// The request `entry` books with at once: `request` with the entry's
+    /// weight and key, or those alone.
+    fn request_of<'r>(entry: &Entry, request: Option<&Request<'r>>) -> Request<'r> {
+        let mut booking = request.copied().unwrap_or_default();
+        (booking.weight, booking.key) = (entry.weight, entry.key);
+        booking
     }
 
     /// Admits waiters while a worker has room; returns how many. Call it
@@ -143,9 +222,9 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
             let Some(slot) = inner.order.head() else {
                 break;
             };
-            let entry = inner.entry(slot);
             let snap = self.pool.snapshot();
-            let Some(result) = self.book(&snap, &mut inner.rng, &entry) else {
+            let (rng, request) = inner.booking(slot);
+            let Some(result) = self.book(&snap, rng, &request) else {
                 break;
             };
             let state = match result {
@@ -192,20 +271,21 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
         ended
     }
 
-    /// Books `entry` if some worker has room: where the selector chooses, or
-    /// on the roomiest worker if the selector chose a saturated one. `None`:
-    /// no worker has room, or a racing booking took the last of it (see
-    /// [`Gate::kept`]).
-    fn book(&self, snap: &Snapshot<W>, rng: &mut Rng, entry: &Entry) -> Option<Result<Booked<W>, Error>> {
+    /// Books `request` if one of its candidates has room: where the
+    /// selector chooses, or on the roomiest candidate if the selector chose
+    /// a saturated one. `None`: no candidate has room, or a racing booking
+    /// took the last of it (see [`Gate::kept`]).
+    fn book(
+        &self,
+        snap: &Snapshot<W>,
+        rng: &mut Rng,
+        request: &Request<'_>,
+    ) -> Option<Result<Booked<W>, Error>> {
         let pool = &*self.pool;
-        let mut request = Request::new().weight(entry.weight);
-        if let Some(key) = entry.key {
-            request = request.key(key);
-        }
         // Booked first and checked after, not scanned first: with room where
         // the selector looks, the saturation rule costs one check, not a
         // pass over the set.
-        let booked = match booking::reserve(pool, snap, rng, &request, &self.selector, |b| b) {
+        let booked = match booking::reserve(pool, snap, rng, request, &self.selector, |b| b) {
             Ok(booked) => booked,
             Err(e) => return Some(Err(e)),
         };
@@ -216,7 +296,7 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
         // Given back at once: it only undoes this booking, so it makes no
         // room that a waiter could be owed.
         pool.slots.release(&booked);
-        let roomiest = self.gate.roomiest(pool, snap)?;
+        let roomiest = self.gate.roomiest(pool, snap, request)?;
         let moved = booking::book(pool, snap, roomiest, weight).ok()?;
         if self.gate.kept(pool, snap, roomiest, weight) {
             return Some(Ok(moved));

@@ -1,14 +1,13 @@
 use super::Queue;
-use super::admitted::Admitted;
+use super::admitted::AdmittedOf;
 use super::error::QueueError;
+use super::holder::QueueRef;
 use super::waiter::{Inner, State, Wake};
-use crate::selectors::Selector;
 use crate::storage::Booked;
 use crate::sync::atomic::Ordering;
 use crate::sync::{lock, thread};
 use core::fmt;
 use core::future::Future;
-use core::hash::Hash;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 use std::time::Instant;
@@ -37,11 +36,41 @@ use std::time::Instant;
 /// assert_eq!((queue.waiting(), pool.in_flight(&"a")), (0, Some(1)));
 /// drop(held);
 /// ```
-#[must_use = "dropping a Ticket cancels the request; wait on it, poll it or await it"]
-pub struct Ticket<'q, W: Clone + Eq + Hash + Send + Sync, S: Selector> {
-    queue: &'q Queue<W, S>,
-    held: Held<W>,
+///
+/// [`Ticket`] borrows its queue; [`OwnedTicket`] (from
+/// [`Queue::enqueue_owned`]) shares it and is `'static + Send`: an async
+/// server moves it into a spawned task, and its admission,
+/// an [`OwnedAdmitted`](super::OwnedAdmitted), with it.
+#[must_use = "dropping a ticket cancels the request; wait on it, poll it or await it"]
+pub struct TicketOf<Q: QueueRef> {
+    /// `None` once the admission took it.
+    queue: Option<Q>,
+    held: Held<Q::Worker>,
 }
+
+/// A ticket that borrows its queue (from [`Queue::enqueue`]).
+pub type Ticket<'q, W, S> = TicketOf<&'q Queue<W, S>>;
+
+/// A ticket that shares its queue (from [`Queue::enqueue_owned`]):
+/// `'static + Send`, to wait on in a spawned task.
+///
+/// ```
+/// use std::sync::Arc;
+/// use workerpick::queue::{Entry, Queue, QueueConfig};
+/// use workerpick::{LeastLoaded, Pool};
+///
+/// let pool = Arc::new(Pool::from_workers(["a"]).unwrap());
+/// let queue = Arc::new(Queue::new(pool, LeastLoaded::new(), QueueConfig::new().in_flight_limit(1)).unwrap());
+/// let held = queue.enqueue_owned(Entry::new()).unwrap().wait().unwrap();
+/// let ticket = queue.enqueue_owned(Entry::new()).unwrap();
+/// let waiter = std::thread::spawn(move || ticket.wait().map(|admitted| *admitted.worker()));
+/// while queue.waiting() == 0 {
+///     std::thread::yield_now();
+/// }
+/// drop(held); // admits the waiter on its thread
+/// assert_eq!(waiter.join().unwrap(), Ok("a"));
+/// ```
+pub type OwnedTicket<W, S> = TicketOf<std::sync::Arc<Queue<W, S>>>;
 
 enum Held<W> {
     /// Booked on enqueue, not yet taken.
@@ -52,18 +81,34 @@ enum Held<W> {
     Spent,
 }
 
-impl<'q, W: Clone + Eq + Hash + Send + Sync, S: Selector> Ticket<'q, W, S> {
-    pub(crate) fn ready(queue: &'q Queue<W, S>, booked: Booked<W>) -> Self {
+impl<Q: QueueRef> TicketOf<Q> {
+    pub(crate) fn ready(queue: Q, booked: Booked<Q::Worker>) -> Self {
         Self {
-            queue,
+            queue: Some(queue),
             held: Held::Ready(booked),
         }
     }
 
-    pub(crate) fn waiting(queue: &'q Queue<W, S>, slot: u32, deadline: Option<Instant>) -> Self {
+    pub(crate) fn waiting(queue: Q, slot: u32, deadline: Option<Instant>) -> Self {
         Self {
-            queue,
+            queue: Some(queue),
             held: Held::Waiting { slot, deadline },
+        }
+    }
+
+    /// The queue, while the ticket holds it (until its admission is taken).
+    fn queue(&self) -> &Queue<Q::Worker, Q::Selector> {
+        match &self.queue {
+            Some(q) => q.queue(),
+            None => unreachable!("workerpick: read only before the admission takes it"),
+        }
+    }
+
+    /// The admission of `booked`, which takes the ticket's queue reference.
+    fn admit(&mut self, booked: Booked<Q::Worker>) -> AdmittedOf<Q> {
+        match self.queue.take() {
+            Some(q) => AdmittedOf::new(q, booked),
+            None => unreachable!("workerpick: a ticket admits once"),
         }
     }
 
@@ -71,13 +116,13 @@ impl<'q, W: Clone + Eq + Hash + Send + Sync, S: Selector> Ticket<'q, W, S> {
     /// error once its deadline has passed (or its pick failed). After an
     /// answer other than `Ok(None)` the ticket is spent: asking again is
     /// [`QueueError::Spent`].
-    pub fn try_admit(&mut self) -> Result<Option<Admitted<'q, W, S>>, QueueError> {
+    pub fn try_admit(&mut self) -> Result<Option<AdmittedOf<Q>>, QueueError> {
         self.check(|_, _| None)
     }
 
     /// Blocks this thread until the request is admitted or its deadline
     /// passes.
-    pub fn wait(mut self) -> Result<Admitted<'q, W, S>, QueueError> {
+    pub fn wait(mut self) -> Result<AdmittedOf<Q>, QueueError> {
         loop {
             if let Some(done) = self.check(|_, _| Some(Wake::Thread(thread::current())))? {
                 return Ok(done);
@@ -103,46 +148,52 @@ impl<'q, W: Clone + Eq + Hash + Send + Sync, S: Selector> Ticket<'q, W, S> {
     /// still waits.
     fn check(
         &mut self,
-        wake: impl FnOnce(&Inner<W>, u32) -> Option<Wake>,
-    ) -> Result<Option<Admitted<'q, W, S>>, QueueError> {
+        wake: impl FnOnce(&Inner<Q::Worker>, u32) -> Option<Wake>,
+    ) -> Result<Option<AdmittedOf<Q>>, QueueError> {
         let (slot, deadline) = match core::mem::replace(&mut self.held, Held::Spent) {
-            Held::Ready(booked) => return Ok(Some(Admitted::new(self.queue, booked))),
+            Held::Ready(booked) => return Ok(Some(self.admit(booked))),
             Held::Waiting { slot, deadline } => (slot, deadline),
             Held::Spent => return Err(QueueError::Spent),
         };
-        let queue = self.queue;
-        let mut inner = lock(&queue.inner);
-        if inner.is_queued(slot) {
-            if deadline.is_some_and(|d| d <= Instant::now()) {
+        // Read under the lock; the ticket changes after it is released.
+        let state = {
+            let queue = self.queue();
+            let mut inner = lock(&queue.inner);
+            if !inner.is_queued(slot) {
+                inner.free(slot)
+            } else if deadline.is_some_and(|d| d <= Instant::now()) {
                 inner.order.remove(slot);
                 queue.waiting.fetch_sub(1, Ordering::Relaxed);
                 inner.free(slot);
-                return Err(QueueError::Timeout);
+                State::Failed(QueueError::Timeout)
+            } else {
+                if let Some(wake) = wake(&inner, slot) {
+                    inner.register(slot, wake);
+                }
+                State::Queued
             }
-            if let Some(wake) = wake(&inner, slot) {
-                inner.register(slot, wake);
+        };
+        match state {
+            State::Queued => {
+                self.held = Held::Waiting { slot, deadline };
+                Ok(None)
             }
-            self.held = Held::Waiting { slot, deadline };
-            return Ok(None);
-        }
-        match inner.free(slot) {
-            State::Admitted(booked) => Ok(Some(Admitted::new(queue, booked))),
+            State::Admitted(booked) => Ok(Some(self.admit(booked))),
             State::Failed(e) => Err(e),
-            State::Free | State::Queued => {
-                unreachable!("workerpick: a ticket's slot is its own until it drops")
-            }
+            State::Free => unreachable!("workerpick: a ticket's slot is its own until it drops"),
         }
     }
 }
 
-impl<'q, W: Clone + Eq + Hash + Send + Sync, S: Selector> Future for Ticket<'q, W, S> {
-    type Output = Result<Admitted<'q, W, S>, QueueError>;
+impl<Q: QueueRef> Future for TicketOf<Q> {
+    type Output = Result<AdmittedOf<Q>, QueueError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // Cloned only when the task changed: a poll of the same task reuses it.
         let waker = cx.waker();
-        let wake =
-            |inner: &Inner<W>, slot| (!inner.will_wake(slot, waker)).then(|| Wake::Task(waker.clone()));
+        let wake = |inner: &Inner<Q::Worker>, slot| {
+            (!inner.will_wake(slot, waker)).then(|| Wake::Task(waker.clone()))
+        };
         match self.get_mut().check(wake) {
             Ok(Some(admitted)) => Poll::Ready(Ok(admitted)),
             Ok(None) => Poll::Pending,
@@ -151,16 +202,17 @@ impl<'q, W: Clone + Eq + Hash + Send + Sync, S: Selector> Future for Ticket<'q, 
     }
 }
 
-impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Drop for Ticket<'_, W, S> {
+impl<Q: QueueRef> Drop for TicketOf<Q> {
     fn drop(&mut self) {
         let booked = match core::mem::replace(&mut self.held, Held::Spent) {
             Held::Ready(booked) => booked,
             Held::Waiting { slot, .. } => {
-                let mut inner = lock(&self.queue.inner);
+                let queue = self.queue();
+                let mut inner = lock(&queue.inner);
                 match inner.free(slot) {
                     State::Queued => {
                         inner.order.remove(slot);
-                        self.queue.waiting.fetch_sub(1, Ordering::Relaxed);
+                        queue.waiting.fetch_sub(1, Ordering::Relaxed);
                         return;
                     }
                     State::Admitted(booked) => booked,
@@ -171,12 +223,13 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Drop for Ticket<'_, W, S> 
         };
         // Admitted but never taken: give the booking back, and its room to
         // the next waiter.
-        self.queue.pool.slots.release(&booked);
-        self.queue.after_release();
+        let queue = self.queue();
+        queue.pool.slots.release(&booked);
+        queue.after_release();
     }
 }
 
-impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> fmt::Debug for Ticket<'_, W, S> {
+impl<Q: QueueRef> fmt::Debug for TicketOf<Q> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match self.held {
             Held::Ready(_) => "ready",

@@ -1,12 +1,16 @@
 //! The waiter slots and what the queue's lock guards: the order, each
-//! slot's state and how to wake its ticket, the free list, the pump's
-//! random source.
+//! slot's state, its request's inputs and how to wake its ticket, the free
+//! list, the pump's random source.
 
 use super::config::QueueConfig;
 use super::entry::Entry;
 use super::error::QueueError;
 use super::order::Order;
+use crate::eligibility::Eligibility;
+use crate::load::credit::CacheHits;
+use crate::request::Request;
 use crate::rng::Rng;
+use crate::selectors::tuning::Tuning;
 use crate::storage::Booked;
 use crate::sync::thread::Thread;
 use core::task::Waker;
@@ -45,6 +49,51 @@ struct Waiter<W> {
     state: State<W>,
     entry: Entry,
     wake: Wake,
+    /// The request's inputs the pump books with, copied at the push into
+    /// buffers the slot keeps: `clone_from` reuses them, so a steady state
+    /// allocates nothing.
+    carried: Carried,
+}
+
+/// A queued request's [`Request`] inputs besides its weight and key.
+#[derive(Default)]
+struct Carried {
+    /// Whether the request had a mask (in `mask_buf`), cache hits (in `hits_buf`).
+    mask: bool,
+    hits: bool,
+    tuning: Tuning,
+    mask_buf: Eligibility,
+    hits_buf: CacheHits,
+}
+
+impl Carried {
+    fn copy(&mut self, request: Option<&Request<'_>>) {
+        let Some(request) = request else {
+            (self.mask, self.hits, self.tuning) = (false, false, Tuning::default());
+            return;
+        };
+        self.tuning = request.tuning;
+        self.mask = request.mask.is_some();
+        if let Some(mask) = request.mask {
+            self.mask_buf.clone_from(mask);
+        }
+        self.hits = request.cache.is_some();
+        if let Some(hits) = request.cache {
+            self.hits_buf.clone_from(hits);
+        }
+    }
+
+    /// The request to book `entry` with.
+    fn request(&self, entry: &Entry) -> Request<'_> {
+        let mut request = Request::new().weight(entry.weight);
+        if let Some(key) = entry.key {
+            request = request.key(key);
+        }
+        request.tuning = self.tuning;
+        request.mask = self.mask.then_some(&self.mask_buf);
+        request.cache = self.hits.then_some(&self.hits_buf);
+        request
+    }
 }
 
 /// See the module docs. Sized once: nothing here allocates after `new`.
@@ -66,6 +115,7 @@ impl<W> Inner<W> {
                     state: State::Free,
                     entry: Entry::new(),
                     wake: Wake::None,
+                    carried: Carried::default(),
                 })
                 .collect(),
             // Popped from the end: slot 0 first.
@@ -77,19 +127,23 @@ impl<W> Inner<W> {
         self.waiters.len() as u32
     }
 
-    /// Takes a free slot for `entry` and queues it; `None` when full.
-    pub(crate) fn push(&mut self, entry: Entry) -> Option<u32> {
+    /// Takes a free slot for `entry` (and `request`'s mask, cache hits and
+    /// tuning) and queues it; `None` when full.
+    pub(crate) fn push(&mut self, entry: Entry, request: Option<&Request<'_>>) -> Option<u32> {
         let slot = self.free.pop()?;
         let w = &mut self.waiters[slot as usize];
         w.state = State::Queued;
         w.entry = entry;
         w.wake = Wake::None;
+        w.carried.copy(request);
         self.order.push(slot, entry.class, entry.tenant, entry.uncached());
         Some(slot)
     }
 
-    pub(crate) fn entry(&self, slot: u32) -> Entry {
-        self.waiters[slot as usize].entry
+    /// The pump's random source and the request `slot` books with.
+    pub(crate) fn booking(&mut self, slot: u32) -> (&mut Rng, Request<'_>) {
+        let w = &self.waiters[slot as usize];
+        (&mut self.rng, w.carried.request(&w.entry))
     }
 
     /// Whether `slot` is queued with its deadline at or before `now`.

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 use workerpick::queue::{Admitted, Entry, Queue, QueueConfig, QueueError, Ticket};
-use workerpick::{LeastLoaded, Pool, Rng, RoundRobin, Selector};
+use workerpick::{CacheHits, Cost, LeastLoaded, Pool, Request, Rng, RoundRobin, Selector};
 
 fn queue_of<S: Selector>(
     workers: &[&'static str],
@@ -412,6 +412,148 @@ fn queueing_admitting_and_releasing_allocate_nothing() {
         drop(admitted);
     };
     cycle(); // the first pick caches what it needs
+    assert_eq!(allocations(|| (0..100).for_each(|_| cycle())), 0);
+    assert!(idle(&q));
+}
+
+/// Polls `fut` to completion on this thread, parking between polls.
+fn block_on<F: Future>(fut: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut fut = pin!(fut);
+    loop {
+        if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
+            return out;
+        }
+        std::thread::park();
+    }
+}
+
+fn shared_queue(workers: &[&'static str], config: QueueConfig) -> Arc<Queue<&'static str, LeastLoaded>> {
+    Arc::new(queue_of(workers, LeastLoaded::new(), config))
+}
+
+fn is_static_send<T: 'static + Send>(value: T) -> T {
+    value
+}
+
+#[test]
+fn an_owned_ticket_is_awaited_on_a_spawned_thread() {
+    let q = shared_queue(&["a"], QueueConfig::new().in_flight_limit(1));
+    let held = q.enqueue_owned(Entry::new()).unwrap().wait().unwrap();
+    let ticket = is_static_send(q.enqueue_owned(Entry::new().weight(2)).unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        // The admission moves on with the task, then is released there.
+        let mut admitted = is_static_send(block_on(ticket).unwrap());
+        tx.send((*admitted.worker(), admitted.weight())).unwrap();
+        assert_eq!(admitted.release_part(1), 1);
+        admitted
+    });
+    assert!(rx.try_recv().is_err(), "admitted while the pool was saturated");
+    drop(held); // admits the waiter, which is woken on its thread (or finds it at its first poll)
+    let admitted = waiter.join().unwrap();
+    assert_eq!((*admitted.worker(), admitted.weight()), ("a", 1));
+    assert_eq!(q.pool().in_flight(&"a"), Some(1));
+    // Its plain reservation outlives the queue's last `Arc` here.
+    let plain = admitted.into_reservation();
+    drop(q);
+    assert_eq!(plain.pool().in_flight(&"a"), Some(1));
+}
+
+#[test]
+fn a_dropped_owned_ticket_leaves_no_trace() {
+    let q = shared_queue(&["a"], QueueConfig::new().in_flight_limit(1).tenants(&[1, 1]));
+    let held = q.enqueue_owned(Entry::new()).unwrap().wait().unwrap();
+    drop(q.enqueue_owned(Entry::new().weight(50)).unwrap()); // queued, cancelled
+    assert_eq!(q.waiting(), 0);
+    let untaken = q.enqueue_owned(Entry::new()).unwrap();
+    let mut next = q.enqueue_owned(Entry::new().tenant(1)).unwrap();
+    drop(held); // admits `untaken`, which is dropped before it is taken
+    assert!(next.try_admit().unwrap().is_none());
+    std::thread::spawn(move || drop(untaken)).join().unwrap();
+    let next = next.try_admit().unwrap().unwrap(); // its booking went to `next`
+    drop(next);
+    assert!(idle(&q));
+    assert_eq!(Arc::strong_count(&q), 1, "a ticket or admission kept the queue");
+}
+
+#[test]
+fn a_request_admitted_later_lands_by_the_cache_hits_it_carried() {
+    let q = queue_of(&["a", "b"], Cost::new(), QueueConfig::new().in_flight_limit(2));
+    let pool = q.pool().clone();
+    let plain: Vec<_> = ["a", "a", "b", "b"]
+        .iter()
+        .map(|w| pool.reserve_worker(w, 1).unwrap())
+        .collect();
+    let hits = CacheHits::build(&pool, 8, |w| if *w == "b" { 8 } else { 0 });
+    let mut ticket = q
+        .enqueue_with(Entry::new(), &Request::new().weight(8).cache_hits(&hits))
+        .unwrap();
+    drop(hits); // the caller's inputs are gone before the admission
+    assert!(ticket.try_admit().unwrap().is_none());
+    drop(plain); // "a" idle, "b" at 0 too: the credit decides
+    let _busy_b = pool.reserve_worker(&"b", 1).unwrap();
+    assert_eq!(q.pump(), 1);
+    let admitted = ticket.try_admit().unwrap().unwrap();
+    assert_eq!(*admitted.worker(), "b", "landed by load, not by its cache hits");
+}
+
+#[test]
+fn a_masked_request_never_lands_outside_its_mask() {
+    let q = queue_of(
+        &["a", "b"],
+        RoundRobin::new(),
+        QueueConfig::new().in_flight_limit(1),
+    );
+    let pool = q.pool().clone();
+    let (a, b) = (
+        pool.reserve_worker(&"a", 1).unwrap(),
+        pool.reserve_worker(&"b", 1).unwrap(),
+    );
+    let only_b = pool.eligibility(|w| *w == "b");
+    let mut ticket = q
+        .enqueue_with(Entry::new(), &Request::new().eligible(&only_b))
+        .unwrap();
+    drop(only_b);
+    drop(a);
+    assert_eq!(q.pump(), 0, "admitted onto a worker outside its mask");
+    assert!(ticket.try_admit().unwrap().is_none());
+    drop(b);
+    assert_eq!(q.pump(), 1);
+    assert_eq!(*ticket.try_admit().unwrap().unwrap().worker(), "b");
+}
+
+#[test]
+fn carrying_a_requests_inputs_allocates_nothing_in_steady_state() {
+    let q = queue_of(
+        &["a", "b"],
+        Cost::new(),
+        QueueConfig::new().capacity(2).in_flight_limit(1),
+    );
+    let pool = q.pool().clone();
+    let mask = pool.eligibility(|_| true);
+    let hits = CacheHits::build(&pool, 4, |w| u32::from(*w == "b") * 4);
+    let request = Request::new().weight(4).eligible(&mask).cache_hits(&hits);
+    let cycle = || {
+        let (a, b) = (
+            pool.reserve_worker(&"a", 1).unwrap(),
+            pool.reserve_worker(&"b", 1).unwrap(),
+        );
+        let mut ticket = q.enqueue_with(Entry::new(), &request).unwrap();
+        drop((a, b));
+        q.pump();
+        let admitted = ticket.try_admit().unwrap().unwrap();
+        assert_eq!(*admitted.worker(), "b");
+    };
+    cycle(); // sizes the slot's buffers
+    cycle(); // and the other slot's
     assert_eq!(allocations(|| (0..100).for_each(|_| cycle())), 0);
     assert!(idle(&q));
 }
