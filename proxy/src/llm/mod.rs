@@ -292,6 +292,13 @@ impl Llm {
             Ok(o) => o,
             Err(why) => return refuse(StatusCode::BAD_REQUEST, &why),
         };
+        let mut pick = Pick::new().weight(weight).cache_hits(&hits);
+        if let Some(w) = credit {
+            pick = pick.credit_weight(w);
+        }
+        if let Some(t) = temperature {
+            pick = pick.temperature(t);
+        }
         let booked = match queued {
             Some((lobby, ask)) => {
                 // The fair share counts the uncached tokens: the credit is
@@ -304,11 +311,19 @@ impl Llm {
                     .max()
                     .unwrap_or(0)
                     .min(blocks);
-                let mut entry = ask.entry(weight, credit);
                 if let Some(id) = session {
-                    entry = entry.key(id);
+                    pick = pick.key(id);
                 }
-                match lobby.admit(entry, ask.deadline).await {
+                // The pick's cache hits travel with the waiter: admitted
+                // now or later, it is booked by its cache credit.
+                let queued = lobby
+                    .enqueue(ask.entry(weight, credit), Some(&pick))
+                    .map(|ticket| lobby.clone().admit(ticket, ask.deadline));
+                let admitted = match queued {
+                    Ok(waiting) => waiting.await,
+                    Err(refusal) => Err(refusal),
+                };
+                match admitted {
                     Ok(place) => Reserved::Queued(place),
                     Err(refusal) => {
                         return json(
@@ -319,13 +334,6 @@ impl Llm {
                 }
             }
             None => {
-                let mut pick = Pick::new().weight(weight).cache_hits(&hits);
-                if let Some(w) = credit {
-                    pick = pick.credit_weight(w);
-                }
-                if let Some(t) = temperature {
-                    pick = pick.temperature(t);
-                }
                 let booked = match session {
                     Some(id) => self.reserve_session(&pick.key(id), id),
                     None => self.pool.owned_handle().reserve_with(&*self.selector, &pick),

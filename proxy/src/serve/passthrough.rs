@@ -32,7 +32,11 @@ pub(super) async fn forward(
         Ok(ask) => ask,
         Err(refusal) => return refused(&refusal),
     };
-    let place = match lobby.admit(ask.entry(1, 0), ask.deadline).await {
+    let ticket = match lobby.enqueue(ask.entry(1, 0), None) {
+        Ok(ticket) => ticket,
+        Err(refusal) => return refused(&refusal),
+    };
+    let place = match lobby.admit(ticket, ask.deadline).await {
         Ok(place) => place,
         Err(refusal) => return refused(&refusal),
     };

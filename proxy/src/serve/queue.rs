@@ -9,10 +9,10 @@
 use super::Addr;
 use http::{HeaderMap, StatusCode};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering, fence};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use workerpick::queue::{Entry, Queue, QueueConfig, QueueError};
-use workerpick::{OwnedReservation, Pool, Selector};
+use workerpick::queue::{Entry, OwnedAdmitted, OwnedTicket, Queue, QueueConfig, QueueError};
+use workerpick::{Pool, Request as Pick, Selector};
 
 /// The header that gives a request's priority class: `0` (served first) to
 /// the number of classes less one.
@@ -197,7 +197,7 @@ pub struct QueueCounts {
 
 /// The queue every connection shares, with its settings and counters.
 pub struct Lobby {
-    queue: Queue<Addr, Arc<dyn Selector>>,
+    queue: Arc<Queue<Addr, Arc<dyn Selector>>>,
     settings: QueueSettings,
     counts: QueueCounts,
 }
@@ -210,7 +210,7 @@ impl Lobby {
         settings: QueueSettings,
     ) -> Result<Self, String> {
         let config = settings.config()?;
-        let queue = Queue::new(pool, selector, config).map_err(|e| format!("--queue: {e}"))?;
+        let queue = Arc::new(Queue::new(pool, selector, config).map_err(|e| format!("--queue: {e}"))?);
         Ok(Self {
             queue,
             settings,
@@ -290,21 +290,20 @@ impl Lobby {
         })
     }
 
-    /// Waits for room for `entry` (until its deadline) and books it: at
-    /// once, without the queue's lock, when nobody waits and an upstream
-    /// has room. Dropping the future cancels the request and leaves no
-    /// waiter behind.
-    pub async fn admit(self: Arc<Self>, entry: Entry, deadline: Instant) -> Result<Place, Refusal> {
-        let reservation = self.wait(entry, deadline).await?;
-        self.counts.admitted.fetch_add(1, Ordering::Relaxed);
-        Ok(Place {
-            reservation: Some(reservation),
-            lobby: self,
-        })
+    /// Queues `entry`, booked by `request`'s cache hits, mask and tuning when
+    /// given (its weight and key replace the entry's): at once, without the
+    /// queue's lock, when nobody waits and an upstream has room.
+    pub fn enqueue(&self, entry: Entry, request: Option<&Pick<'_>>) -> Result<Waiting, Refusal> {
+        let ticket = match request {
+            Some(r) => self.queue.enqueue_owned_with(entry, r),
+            None => self.queue.enqueue_owned(entry),
+        };
+        ticket.map_err(|e| self.refused(e))
     }
 
-    async fn wait(&self, entry: Entry, deadline: Instant) -> Result<OwnedReservation<Addr>, Refusal> {
-        let mut ticket = self.queue.enqueue(entry).map_err(|e| self.refused(e))?;
+    /// Waits for `ticket`'s admission until `deadline`. Dropping the future
+    /// cancels the request and leaves no waiter behind.
+    pub async fn admit(self: Arc<Self>, mut ticket: Waiting, deadline: Instant) -> Result<Place, Refusal> {
         let mut admitted = match ticket.try_admit() {
             Ok(Some(admitted)) => admitted,
             Ok(None) => {
@@ -322,17 +321,9 @@ impl Lobby {
             }
             Err(e) => return Err(self.refused(e)),
         };
-        // Owned, so that it outlives this future (the answer's body holds
-        // it): booked again before the queue's booking goes, so the load
-        // never dips and no waiter is admitted into room that is not there.
+        self.counts.admitted.fetch_add(1, Ordering::Relaxed);
         let rank = admitted.reservation().rank();
-        let owned = self
-            .queue
-            .pool()
-            .owned_handle()
-            .reserve_rank(admitted.worker(), rank, admitted.weight());
-        drop(admitted);
-        owned.map_err(|e| Refusal::new(StatusCode::SERVICE_UNAVAILABLE, format!("no upstream: {e}")))
+        Ok(Place { admitted, rank })
     }
 
     fn refused(&self, e: QueueError) -> Refusal {
@@ -355,18 +346,6 @@ impl Lobby {
             e => Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, format!("admission: {e}")),
         }
     }
-
-    /// After load booked through the queue went back: admits waiters into
-    /// the room it made.
-    fn room(&self) {
-        // SeqCst: pairs with the queue's fence after a waiter counts itself
-        // in (the same pairing as the queue's own releases): either this
-        // load sees the waiter, or the waiter's pump sees the release.
-        fence(Ordering::SeqCst);
-        if self.queue.waiting() > 0 {
-            self.queue.pump();
-        }
-    }
 }
 
 /// Counts a wait that ended because its future was dropped (the client
@@ -379,46 +358,31 @@ impl Drop for Left<'_> {
     }
 }
 
+/// A queued request's ticket (`'static + Send`: it holds the queue).
+pub type Waiting = OwnedTicket<Addr, Arc<dyn Selector>>;
+
 /// An admitted request's booking: its release (a part, or all of it on
 /// drop) admits the next waiters.
 pub struct Place {
-    /// `None` only while dropping.
-    reservation: Option<OwnedReservation<Addr>>,
-    lobby: Arc<Lobby>,
+    admitted: OwnedAdmitted<Addr, Arc<dyn Selector>>,
+    rank: u32,
 }
 
 impl Place {
     /// The upstream it is booked on.
     pub fn worker(&self) -> &Addr {
-        self.reserved().worker()
+        self.admitted.worker()
     }
 
     /// The rank it is booked on.
     pub fn rank(&self) -> u32 {
-        self.reserved().rank()
+        self.rank
     }
 
-    /// Gives back `n` of the booked load now (see
-    /// [`OwnedReservation::release_part`]) and admits waiters into the room.
+    /// Gives back `n` of the booked load now and admits waiters into the
+    /// room it made; returns how much it gave back.
     pub fn release_part(&mut self, n: u32) -> u32 {
-        let given = self.reservation.as_mut().map_or(0, |r| r.release_part(n));
-        if given > 0 {
-            self.lobby.room();
-        }
-        given
-    }
-
-    fn reserved(&self) -> &OwnedReservation<Addr> {
-        self.reservation
-            .as_ref()
-            .unwrap_or_else(|| unreachable!("taken only on drop"))
-    }
-}
-
-impl Drop for Place {
-    fn drop(&mut self) {
-        drop(self.reservation.take());
-        self.lobby.room();
+        self.admitted.release_part(n)
     }
 }
 
