@@ -118,11 +118,6 @@ struct Serve {
     #[arg(long, value_name = "N", requires = "queue",
           value_parser = clap::value_parser!(u32).range(1..))]
     queue_reported: Option<u32>,
-    /// --queue: an upstream whose own load was last reported this long ago,
-    /// in ms, or never, is saturated (its load is not known).
-    #[arg(long, value_name = "MS", requires = "queue",
-          value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
-    queue_stale_ms: Option<u64>,
     /// --queue: strict priority classes, 0 (served first) to N-1, named by
     /// the `x-workerpick-priority` header.
     #[arg(long, value_name = "N", default_value_t = 1,
@@ -350,7 +345,6 @@ fn run_serve(serve: Serve) -> ExitCode {
             },
             in_flight: serve.queue_in_flight,
             reported: serve.queue_reported,
-            stale_after: serve.queue_stale_ms.map(Duration::from_millis),
             deadline: Duration::from_millis(serve.queue_deadline_ms),
             shortest_first: serve.queue_shortest_first,
         }),

@@ -201,6 +201,19 @@ pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::R
         )),
         None => None,
     };
+    // Room that appears without a release through the queue (a summary,
+    // a re-admitted upstream) is found by this ticker; stopped on return.
+    let pumping = lobby.clone().map(|lobby| {
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(std::time::Duration::from_millis(5));
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                every.tick().await;
+                lobby.pump();
+            }
+        })
+    });
+    let _stop_pumping = pumping.map(AbortOnDrop);
     let shared = Arc::new(Shared {
         pool: pool.clone(),
         sync,
@@ -252,6 +265,15 @@ pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::R
         );
     }
     Ok(())
+}
+
+/// Aborts its task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// A future that ends at the first SIGTERM or ctrl-c (registered now, so a

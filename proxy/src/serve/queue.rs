@@ -41,8 +41,6 @@ pub struct QueueSettings {
     pub in_flight: Option<u32>,
     /// Saturated at this load reported by the other replicas.
     pub reported: Option<u32>,
-    /// Saturated when the upstream's own load was last reported this long ago.
-    pub stale_after: Option<Duration>,
     /// How long a request waits without the deadline header.
     pub deadline: Duration,
     /// Shortest uncached first with this aging (tokens per ms waited)
@@ -59,7 +57,6 @@ impl Default for QueueSettings {
             tenants: vec![("default".to_string(), 1)],
             in_flight: None,
             reported: None,
-            stale_after: None,
             deadline: Duration::from_secs(60),
             shortest_first: None,
         }
@@ -99,9 +96,6 @@ impl QueueSettings {
         }
         if let Some(n) = self.reported {
             config = config.reported_limit(n);
-        }
-        if let Some(age) = self.stale_after {
-            config = config.stale_after(age);
         }
         if let Some(aging) = self.shortest_first {
             config = config.shortest_first(aging);
@@ -216,6 +210,16 @@ impl Lobby {
             settings,
             counts: QueueCounts::default(),
         })
+    }
+
+    /// Admits waiters into room the queue did not see made (a replica's
+    /// summary lowering a reported load, an ejected upstream back in);
+    /// returns how many. Takes no lock while nobody waits.
+    pub fn pump(&self) -> usize {
+        if self.queue.waiting() == 0 {
+            return 0;
+        }
+        self.queue.pump()
     }
 
     /// Requests waiting now.
