@@ -177,6 +177,7 @@ async fn serve_in_front(mode: &str, engines: &[Engine]) -> (Front, std::net::Soc
         drain_for: Duration::from_millis(1),
         max_in_flight: None,
         replicas: None,
+        queue: None,
         llm: LlmConfig {
             block_tokens: 1,
             max_body: 16 << 20,

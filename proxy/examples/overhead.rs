@@ -10,7 +10,10 @@
 //! path's overhead over pass-through, then the LLM steps alone, timed
 //! in-process (parse, keys, lookup, the routing decision's store), beside
 //! the floor of any reader that refuses invalid JSON (serde_json
-//! validating the body, keeping nothing).
+//! validating the body, keeping nothing). A second `serve` beside it runs
+//! with `--queue` (a limit no request reaches: nobody waits), its two
+//! paths in the same rounds, for what the admission queue adds when it is
+//! on and idle.
 //!
 //!     cargo run -p workerpick-proxy --release --example overhead -- [--requests N]
 //!
@@ -30,7 +33,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 use workerpick::prefix::{IndexConfig, Matches, PrefixIndex};
 use workerpick_proxy::llm::{LlmConfig, prompt};
-use workerpick_proxy::serve::{Config, UpstreamSpec, serve};
+use workerpick_proxy::serve::{Config, QueueSettings, UpstreamSpec, serve};
 use workerpick_proxy::server::Server;
 
 const TOKENS: u32 = 4_000;
@@ -86,7 +89,7 @@ async fn main() {
         }
     }
     let upstreams = [upstream().await, upstream().await, upstream().await];
-    let config = Config {
+    let mut config = Config {
         listen: "127.0.0.1:0".parse().unwrap(),
         upstreams: upstreams
             .iter()
@@ -102,13 +105,23 @@ async fn main() {
         drain_for: Duration::from_millis(1),
         max_in_flight: None,
         replicas: None,
+        queue: None,
         llm: LlmConfig::default(),
     };
     let (tx, rx) = tokio::sync::oneshot::channel();
-    let server = tokio::spawn(serve(config, move |addr| {
+    let server = tokio::spawn(serve(config.clone(), move |addr| {
         let _ = tx.send(addr);
     }));
     let proxy = rx.await.expect("serve started");
+    config.queue = Some(QueueSettings {
+        in_flight: Some(1 << 30),
+        ..QueueSettings::default()
+    });
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let queued_server = tokio::spawn(serve(config, move |addr| {
+        let _ = tx.send(addr);
+    }));
+    let queued = rx.await.expect("serve --queue started");
     let mut connector = HttpConnector::new();
     connector.set_nodelay(true);
     let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
@@ -123,6 +136,12 @@ async fn main() {
         ),
         ("serve, pass-through", proxy.to_string(), "/v1/passthrough"),
         ("serve, LLM path (cost)", proxy.to_string(), "/v1/completions"),
+        (
+            "serve --queue, pass-through",
+            queued.to_string(),
+            "/v1/passthrough",
+        ),
+        ("serve --queue, LLM path", queued.to_string(), "/v1/completions"),
     ];
     let send = |addr: &str, path: &str, body: Bytes| {
         let request = Request::post(format!("http://{addr}{path}"))
@@ -173,7 +192,20 @@ async fn main() {
         us(q[2].0) - us(q[1].0),
         us(q[2].1) - us(q[1].1)
     );
+    println!(
+        "{:<28} {:>9.1} {:>9.1}",
+        "--queue, pass-through, more",
+        us(q[3].0) - us(q[1].0),
+        us(q[3].1) - us(q[1].1)
+    );
+    println!(
+        "{:<28} {:>9.1} {:>9.1}",
+        "--queue, LLM path, more",
+        us(q[4].0) - us(q[2].0),
+        us(q[4].1) - us(q[2].1)
+    );
     server.abort();
+    queued_server.abort();
 
     // The LLM path's own steps, in-process, on the same bodies.
     let index = PrefixIndex::new(IndexConfig::approximate(16).routed_ttl(Duration::from_secs(120))).unwrap();

@@ -96,6 +96,53 @@ struct Serve {
     /// its answer's stream ends).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_in_flight: Option<u32>,
+    /// Queue requests instead of shedding them: while every upstream is
+    /// saturated (--queue-in-flight, --queue-reported) a request waits, in
+    /// one of SLOTS waiter slots [default: 1024], for its priority class
+    /// (`x-workerpick-priority`), then its tenant's fair share
+    /// (`x-workerpick-tenant`), until its deadline (`x-workerpick-deadline-ms`
+    /// or --queue-deadline-ms: then 408). A full queue answers 429. Every
+    /// path waits, the LLM paths weighed by their uncached prompt blocks.
+    #[arg(long, value_name = "SLOTS", num_args = 0..=1, require_equals = true,
+          default_missing_value = "1024", conflicts_with = "max_in_flight",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1 << 24))]
+    queue: Option<usize>,
+    /// --queue: an upstream is saturated at this load booked per unit of its
+    /// capacity weight (a pass-through request books 1, an LLM request its
+    /// prompt blocks plus its decode share, less its cached blocks).
+    #[arg(long, value_name = "N", requires = "queue",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    queue_in_flight: Option<u32>,
+    /// --queue: an upstream is saturated at this load reported for it by the
+    /// other replicas (--nats).
+    #[arg(long, value_name = "N", requires = "queue",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    queue_reported: Option<u32>,
+    /// --queue: strict priority classes, 0 (served first) to N-1, named by
+    /// the `x-workerpick-priority` header.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=8))]
+    queue_classes: usize,
+    /// --queue: the class of a request without `x-workerpick-priority`.
+    #[arg(long, value_name = "CLASS", default_value_t = 0,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..8))]
+    queue_default_class: usize,
+    /// --queue: a tenant and its fair-share weight, named by the
+    /// `x-workerpick-tenant` header (an unknown name is answered 400); repeat
+    /// for each (at most 64). The first is the tenant of a request without
+    /// the header [default: one tenant, `default=1`].
+    #[arg(long = "queue-tenant", value_name = "NAME=WEIGHT", value_parser = serve::queue::tenant)]
+    queue_tenants: Vec<(String, u32)>,
+    /// --queue: how long a request without `x-workerpick-deadline-ms` may
+    /// wait, in ms; then it is answered 408.
+    #[arg(long, value_name = "MS", default_value_t = 60_000,
+          value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    queue_deadline_ms: u64,
+    /// --queue: order each class shortest uncached first, aging by this many
+    /// tokens per ms waited, instead of by the tenants' fair shares.
+    #[arg(long, value_name = "AGING", requires = "queue",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    queue_shortest_first: Option<u32>,
     /// Share load with the other replicas in front of the same upstreams over
     /// this NATS server (`nats://host:port`): publish this replica's summary,
     /// apply theirs. Without it, each replica counts only its own requests.
@@ -287,6 +334,20 @@ fn run_serve(serve: Serve) -> ExitCode {
         eject_for: Duration::from_millis(serve.eject_ms),
         drain_for: Duration::from_millis(serve.drain_ms),
         max_in_flight: serve.max_in_flight,
+        queue: serve.queue.map(|capacity| serve::QueueSettings {
+            capacity,
+            classes: serve.queue_classes,
+            default_class: serve.queue_default_class,
+            tenants: if serve.queue_tenants.is_empty() {
+                serve::QueueSettings::default().tenants
+            } else {
+                serve.queue_tenants
+            },
+            in_flight: serve.queue_in_flight,
+            reported: serve.queue_reported,
+            deadline: Duration::from_millis(serve.queue_deadline_ms),
+            shortest_first: serve.queue_shortest_first,
+        }),
         replicas: serve.nats.map(|url| Replicas {
             url,
             subject: serve.nats_subject,
@@ -306,6 +367,10 @@ fn run_serve(serve: Serve) -> ExitCode {
             session_bound: serve.session_bound,
         },
     };
+    if let Some(Err(e)) = config.queue.as_ref().map(serve::QueueSettings::check) {
+        eprintln!("workerpick-proxy: {e}");
+        return ExitCode::from(2);
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {

@@ -94,6 +94,51 @@ fn a_nats_url_or_subject_it_cannot_use_is_refused() {
     }
 }
 
+/// `--queue` settings it cannot run are refused at once: no saturation rule,
+/// a flag of the queue without it, beside `--max-in-flight`, a bad tenant.
+#[test]
+fn queue_settings_it_cannot_run_are_refused() {
+    fn with<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+        let serve = ["serve", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1"];
+        [&serve[..], extra].concat()
+    }
+    refused(&with(&["--queue"]), "saturation rule");
+    refused(&with(&["--queue-in-flight", "4"]), "required");
+    refused(
+        &with(&["--queue", "--queue-in-flight", "4", "--max-in-flight", "8"]),
+        "--max-in-flight",
+    );
+    refused(&with(&["--queue=0", "--queue-in-flight", "4"]), "--queue");
+    refused(
+        &with(&["--queue", "--queue-in-flight", "4", "--queue-tenant", "web"]),
+        "NAME=WEIGHT",
+    );
+    refused(
+        &with(&[
+            "--queue",
+            "--queue-in-flight",
+            "4",
+            "--queue-tenant",
+            "a=1",
+            "--queue-tenant",
+            "a=2",
+        ]),
+        "twice",
+    );
+    refused(
+        &with(&[
+            "--queue",
+            "--queue-reported",
+            "4",
+            "--queue-classes",
+            "2",
+            "--queue-default-class",
+            "2",
+        ]),
+        "--queue-default-class",
+    );
+}
+
 /// Arguments that are not UTF-8, or empty, are refused like any other.
 #[test]
 fn arguments_that_are_not_text_are_refused() {

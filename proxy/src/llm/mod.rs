@@ -18,6 +18,7 @@ pub mod phased;
 pub mod prompt;
 
 use crate::serve::Addr;
+use crate::serve::queue::{Ask, Lobby};
 use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderName, HeaderValue};
 use http::uri::Authority;
@@ -25,7 +26,7 @@ use http::{Request, Response, StatusCode};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use phased::{Booking, PhasedBody};
+use phased::{Booking, PhasedBody, Reserved};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -224,12 +225,15 @@ impl Llm {
     }
 
     /// Routes one LLM request, holding `permit` (its place under
-    /// `--max-in-flight`) until its answer ends.
+    /// `--max-in-flight`) until its answer ends; with `queued` (`--queue`),
+    /// it waits in that queue for room as `ask` says, weighed by its prompt
+    /// blocks and decode share, credited with its cached blocks.
     pub async fn route(
         self: Arc<Self>,
         watch: Arc<dyn Watch>,
         request: Request<Incoming>,
         permit: Option<Permit>,
+        queued: Option<(Arc<Lobby>, Ask)>,
     ) -> Response<Body> {
         let (head, body) = request.into_parts();
         let declared = head
@@ -295,19 +299,57 @@ impl Llm {
         if let Some(t) = temperature {
             pick = pick.temperature(t);
         }
-        let booked = match session {
-            Some(id) => self.reserve_session(&pick.key(id), id),
-            None => self.pool.owned_handle().reserve_with(&*self.selector, &pick),
-        };
-        let mut reservation = match booked {
-            Ok(r) => r,
-            Err(e) => {
-                return json(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    prompt::error_body(&format!("no upstream: {e}"), "server_error"),
-                );
+        let booked = match queued {
+            Some((lobby, ask)) => {
+                // The fair share counts the uncached tokens: the credit is
+                // the most any upstream is expected to hold.
+                let credit = self
+                    .pool
+                    .loads()
+                    .iter()
+                    .map(|(w, _)| hits.held_by(&self.pool, w))
+                    .max()
+                    .unwrap_or(0)
+                    .min(blocks);
+                if let Some(id) = session {
+                    pick = pick.key(id);
+                }
+                // The pick's cache hits travel with the waiter: admitted
+                // now or later, it is booked by its cache credit.
+                let queued = lobby
+                    .enqueue(ask.entry(weight, credit), Some(&pick))
+                    .map(|ticket| lobby.clone().admit(ticket, ask.deadline));
+                let admitted = match queued {
+                    Ok(waiting) => waiting.await,
+                    Err(refusal) => Err(refusal),
+                };
+                match admitted {
+                    Ok(place) => Reserved::Queued(place),
+                    Err(refusal) => {
+                        return json(
+                            refusal.status,
+                            prompt::error_body(&refusal.message, refusal.kind()),
+                        );
+                    }
+                }
+            }
+            None => {
+                let booked = match session {
+                    Some(id) => self.reserve_session(&pick.key(id), id),
+                    None => self.pool.owned_handle().reserve_with(&*self.selector, &pick),
+                };
+                match booked {
+                    Ok(r) => Reserved::Plain(r),
+                    Err(e) => {
+                        return json(
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            prompt::error_body(&format!("no upstream: {e}"), "server_error"),
+                        );
+                    }
+                }
             }
         };
+        let mut reservation = booked;
         let upstream = reservation.worker().0.clone();
         let cached = hits.held_by(&self.pool, reservation.worker()).min(blocks);
         reservation.release_part(cached);

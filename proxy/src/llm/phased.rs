@@ -17,11 +17,47 @@ use workerpick::OwnedReservation;
 use workerpick::service::{BoxError, Permit};
 
 use crate::serve::Addr;
+use crate::serve::queue::Place;
+
+/// A request's booking: a plain reservation, or a place admitted by
+/// `--queue` (whose releases admit the next waiters).
+pub enum Reserved {
+    /// Booked by the pick at once.
+    Plain(OwnedReservation<Addr>),
+    /// Admitted by the queue.
+    Queued(Place),
+}
+
+impl Reserved {
+    /// The upstream it is booked on.
+    pub fn worker(&self) -> &Addr {
+        match self {
+            Self::Plain(r) => r.worker(),
+            Self::Queued(p) => p.worker(),
+        }
+    }
+
+    /// The rank it is booked on.
+    pub fn rank(&self) -> u32 {
+        match self {
+            Self::Plain(r) => r.rank(),
+            Self::Queued(p) => p.rank(),
+        }
+    }
+
+    /// Gives back `n` of its load now; returns how much it gave back.
+    pub fn release_part(&mut self, n: u32) -> u32 {
+        match self {
+            Self::Plain(r) => r.release_part(n),
+            Self::Queued(p) => p.release_part(n),
+        }
+    }
+}
 
 /// One request's load on its upstream, in two shares, and its place under
 /// the proxy's `--max-in-flight` bound.
 pub struct Booking {
-    reservation: Option<OwnedReservation<Addr>>,
+    reservation: Option<Reserved>,
     permit: Option<Permit>,
     prefill: u32,
     decode: u32,
@@ -33,7 +69,7 @@ impl Booking {
     /// blocks already given back), and counts both shares in flight;
     /// `permit` (the request's admission) goes back with the rest.
     pub fn new(
-        reservation: OwnedReservation<Addr>,
+        reservation: Reserved,
         permit: Option<Permit>,
         prefill: u32,
         decode: u32,

@@ -143,6 +143,9 @@ pub struct Config {
     pub max_in_flight: Option<u32>,
     /// Replica sync over NATS, if any.
     pub replicas: Option<Replicas>,
+    /// The admission queue (`--queue`): requests wait for room instead of
+    /// being shed.
+    pub queue: Option<super::QueueSettings>,
     /// The LLM path's settings.
     pub llm: LlmConfig,
 }

@@ -67,6 +67,9 @@ impl Shared {
                 admission.shed()
             );
         }
+        if let Some(lobby) = &self.lobby {
+            queue_metrics(lobby, &mut out);
+        }
         if let Some(sync) = &self.sync {
             let counts = sync.counts();
             let replica: [(&str, &str, &str, u64); 3] = [
@@ -240,6 +243,59 @@ impl Shared {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}");
         }
     }
+}
+
+/// The admission queue's families (`--queue`).
+fn queue_metrics(lobby: &super::queue::Lobby, out: &mut String) {
+    let c = lobby.counts();
+    let read = |n: &AtomicU64| n.load(Ordering::Relaxed);
+    let families: [(&str, &str, &str, u64); 6] = [
+        (
+            "workerpick_queue_waiting",
+            "gauge",
+            "Requests waiting now for an upstream with room.",
+            lobby.waiting() as u64,
+        ),
+        (
+            "workerpick_queue_admitted_total",
+            "counter",
+            "Requests admitted by the queue, at once or after a wait.",
+            read(&c.admitted),
+        ),
+        (
+            "workerpick_queue_waited_total",
+            "counter",
+            "Requests that had to wait, whatever their end (admitted, timed out or cancelled).",
+            read(&c.waited),
+        ),
+        (
+            "workerpick_queue_timed_out_total",
+            "counter",
+            "Requests answered 408: their deadline passed while they waited.",
+            read(&c.timed_out),
+        ),
+        (
+            "workerpick_queue_full_total",
+            "counter",
+            "Requests answered 429: every waiter slot was taken.",
+            read(&c.full),
+        ),
+        (
+            "workerpick_queue_cancelled_total",
+            "counter",
+            "Requests whose client went away while they waited.",
+            read(&c.cancelled),
+        ),
+    ];
+    for (name, kind, help, value) in families {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
+    }
+    let name = "workerpick_queue_capacity";
+    let _ = writeln!(
+        out,
+        "# HELP {name} Waiter slots (--queue).\n# TYPE {name} gauge\n{name} {}",
+        lobby.settings().capacity
+    );
 }
 
 /// How an LLM metric family reads one upstream's counters.

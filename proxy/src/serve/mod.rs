@@ -3,7 +3,8 @@
 //! failures (consecutive 5xx or connect errors eject an upstream for a
 //! while) and a graceful stop on SIGTERM or ctrl-c. With `--nats` it is one
 //! of several replicas in front of the same upstreams, sharing their load
-//! over a NATS subject (`workerpick-nats`).
+//! over a NATS subject (`workerpick-nats`). With `--queue` requests wait
+//! for an upstream with room instead of being shed ([`queue`]).
 
 use crate::llm::{self, Body, Llm, Watch};
 use http::uri::Authority;
@@ -28,14 +29,19 @@ use workerpick::{Pool, Registry, WorkerInfo};
 
 mod config;
 mod metrics;
+mod passthrough;
+pub mod queue;
 
 pub use config::{Addr, Config, Replicas, UpstreamSpec, read_upstreams};
+pub use queue::QueueSettings;
 
 /// What every connection shares.
 struct Shared {
     pool: Arc<Pool<Addr>>,
     sync: Option<workerpick_nats::Sync>,
     admission: Option<Admission>,
+    /// The admission queue, with `--queue`.
+    lobby: Option<Arc<queue::Lobby>>,
     client: HttpClient,
     /// Per upstream: requests routed to it.
     picks: HashMap<Authority, AtomicU64>,
@@ -83,6 +89,8 @@ struct Front {
     route: ProxyRoute,
     shared: Arc<Shared>,
     watch: Arc<dyn Watch>,
+    /// The peer, for `X-Forwarded-For` on the queued pass-through path.
+    peer: Option<http::HeaderValue>,
 }
 
 impl hyper::service::Service<Request<Incoming>> for Front {
@@ -99,7 +107,24 @@ impl hyper::service::Service<Request<Incoming>> for Front {
             );
             return Box::pin(std::future::ready(Ok(page)));
         }
-        if request.method() == Method::POST && llm::prompt::is_llm_path(request.uri().path()) {
+        let is_llm = request.method() == Method::POST && llm::prompt::is_llm_path(request.uri().path());
+        if let Some(lobby) = &self.shared.lobby {
+            let lobby = lobby.clone();
+            if !is_llm {
+                let (shared, peer) = (self.shared.clone(), self.peer.clone());
+                return Box::pin(async move { Ok(passthrough::forward(shared, lobby, peer, request).await) });
+            }
+            let ask = match lobby.ask(request.headers(), std::time::Instant::now()) {
+                Ok(ask) => ask,
+                Err(refusal) => {
+                    let body = llm::prompt::error_body(&refusal.message, refusal.kind());
+                    return Box::pin(std::future::ready(Ok(llm::json(refusal.status, body))));
+                }
+            };
+            let (router, watch) = (self.shared.llm.clone(), self.watch.clone());
+            return Box::pin(async move { Ok(router.route(watch, request, None, Some((lobby, ask))).await) });
+        }
+        if is_llm {
             // The same bound as the other paths (HyperRoute's): shed at once
             // when full, else held until the answer ends.
             let permit = match self.shared.admission.as_ref().map(Admission::try_admit) {
@@ -117,7 +142,7 @@ impl hyper::service::Service<Request<Incoming>> for Front {
                 None => None,
             };
             let (router, watch) = (self.shared.llm.clone(), self.watch.clone());
-            return Box::pin(async move { Ok(router.route(watch, request, permit).await) });
+            return Box::pin(async move { Ok(router.route(watch, request, permit, None).await) });
         }
         let routed = self.route.call(request);
         Box::pin(async move {
@@ -169,10 +194,31 @@ pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::R
         Llm::new(config.llm.clone(), pool.clone(), selector.clone(), &sources)
             .map_err(std::io::Error::other)?,
     );
+    let lobby = match &config.queue {
+        Some(settings) => Some(Arc::new(
+            queue::Lobby::new(pool.clone(), selector.clone(), settings.clone())
+                .map_err(std::io::Error::other)?,
+        )),
+        None => None,
+    };
+    // Room that appears without a release through the queue (a summary,
+    // a re-admitted upstream) is found by this ticker; stopped on return.
+    let pumping = lobby.clone().map(|lobby| {
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(std::time::Duration::from_millis(5));
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                every.tick().await;
+                lobby.pump();
+            }
+        })
+    });
+    let _stop_pumping = pumping.map(AbortOnDrop);
     let shared = Arc::new(Shared {
         pool: pool.clone(),
         sync,
         admission: config.max_in_flight.map(Admission::new),
+        lobby,
         client: http_client(),
         picks: config
             .upstreams
@@ -200,7 +246,8 @@ pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::R
                 if let Some(admission) = &shared.admission {
                     route = route.admission(admission.clone());
                 }
-                let front = Front { route, shared: shared.clone(), watch: watch.clone() };
+                let peer = http::HeaderValue::try_from(peer.ip().to_string()).ok();
+                let front = Front { route, shared: shared.clone(), watch: watch.clone(), peer };
                 let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), front);
                 tokio::spawn(graceful.watch(connection));
             }
@@ -218,6 +265,15 @@ pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::R
         );
     }
     Ok(())
+}
+
+/// Aborts its task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// A future that ends at the first SIGTERM or ctrl-c (registered now, so a
