@@ -614,15 +614,29 @@ fn two_routers_served(with_counters: bool) -> [u64; 2] {
 
 #[test]
 fn two_routers_hold_a_4_to_1_share_by_exchanging_counters() {
-    let [heavy, light] = two_routers_served(true);
+    // A run's ratio depends on where ties put the requests (the queue draws
+    // them from fresh random sources): 4.04 (1 931 200 to 477 600 tokens) in
+    // most runs, 3.33 (1 800 000 to 540 000) in about one in ten, when a
+    // worker left at 300 booked tokens can only take the short prompts.
+    // Ten runs: each within 20 % of 4:1, their total within 10 %.
+    let (mut heavy, mut light) = (0u64, 0u64);
+    for run in 0..10 {
+        let [h, l] = two_routers_served(true);
+        let ratio = h as f64 / l as f64;
+        assert!(
+            (3.2..=4.8).contains(&ratio),
+            "run {run}: 4:1 by weight across routers, got {ratio:.2} ({h}, {l})"
+        );
+        (heavy, light) = (heavy + h, light + l);
+    }
     let ratio = heavy as f64 / light as f64;
     assert!(
         (3.6..=4.4).contains(&ratio),
-        "4:1 by weight across routers, got {ratio:.2} ({heavy}, {light})"
+        "4:1 by weight across routers over ten runs, got {ratio:.2} ({heavy}, {light})"
     );
-    // With the counters 4.04 (1 931 200 to 477 600 tokens). The loads alone: the router whose release frees room
-    // refills it at once, so the share follows who releases, not the
-    // weights (here tenant 1 takes it all: 0 to 1 440 000 tokens).
+    // The loads alone: the router whose release frees room refills it at
+    // once, so the share follows who releases, not the weights (tenant 1
+    // takes it all: 0 to 1 440 000 tokens).
     let [heavy, light] = two_routers_served(false);
     let ratio = heavy as f64 / light as f64;
     assert!(ratio < 2.0, "without the counters {ratio:.2} ({heavy}, {light})");
