@@ -11,9 +11,6 @@ mod common;
 use bytes::Bytes;
 use http::StatusCode;
 use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 use workerpick_proxy::engine::{Engine, EngineSpec};
@@ -21,20 +18,10 @@ use workerpick_proxy::engine::{Engine, EngineSpec};
 /// Each test ends by itself well before this.
 const LIMIT: Duration = Duration::from_secs(60);
 
-type TestClient = Client<HttpConnector, Full<Bytes>>;
-
-fn client() -> TestClient {
-    let mut connector = HttpConnector::new();
-    connector.set_nodelay(true);
-    Client::builder(TokioExecutor::new()).build(connector)
-}
-
-fn start_proxy(upstreams: &[std::net::SocketAddr], args: &[&str]) -> (common::Proxy, String) {
-    let upstreams = upstreams
-        .iter()
-        .flat_map(|u| ["--upstream".to_string(), u.to_string()]);
-    common::start_proxy(args.iter().map(|a| a.to_string()).chain(upstreams))
-}
+use common::{TestClient, client, start_proxy_over as start_proxy};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
 
 fn post(addr: &str, path: &str, body: impl Into<Bytes>) -> http::Request<Full<Bytes>> {
     http::Request::post(format!("http://{addr}{path}"))

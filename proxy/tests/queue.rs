@@ -13,9 +13,6 @@ use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::service::service_fn;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -27,20 +24,7 @@ use workerpick_proxy::upstream::{Speed, Upstream};
 /// Each test ends by itself well before this.
 const LIMIT: Duration = Duration::from_secs(60);
 
-type TestClient = Client<HttpConnector, Full<Bytes>>;
-
-fn client() -> TestClient {
-    let mut connector = HttpConnector::new();
-    connector.set_nodelay(true);
-    Client::builder(TokioExecutor::new()).build(connector)
-}
-
-fn start_proxy(upstreams: &[std::net::SocketAddr], args: &[&str]) -> (common::Proxy, String) {
-    let upstreams = upstreams
-        .iter()
-        .flat_map(|u| ["--upstream".to_string(), u.to_string()]);
-    common::start_proxy(args.iter().map(|a| a.to_string()).chain(upstreams))
-}
+use common::{TestClient, client, start_proxy_over as start_proxy};
 
 /// A request named `name` (the gated upstream records it), with `headers`.
 fn request(addr: &str, path: &str, name: &str, headers: &[(&str, &str)]) -> Request<Full<Bytes>> {

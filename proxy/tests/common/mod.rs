@@ -1,10 +1,17 @@
 //! What the tests that run `serve` as a binary share: starting it on an
-//! ephemeral port, and killing it when a test ends before it exits.
+//! ephemeral port, and killing it when a test ends before it exits; and the
+//! HTTP client the LLM tests send through it with.
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
 
 /// Kills the proxy if the test ends before it has exited.
 pub struct Proxy(pub Child);
@@ -42,4 +49,26 @@ pub fn start_proxy<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> (Proxy
         .expect(&line)
         .to_string();
     (proxy, addr)
+}
+
+/// A client for requests with whole bodies.
+// Not every test file sends through a client (each compiles this module).
+#[allow(dead_code)]
+pub type TestClient = Client<HttpConnector, Full<Bytes>>;
+
+/// A client without Nagle's delay: a test's small requests go at once.
+#[allow(dead_code)]
+pub fn client() -> TestClient {
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
+    Client::builder(TokioExecutor::new()).build(connector)
+}
+
+/// [`start_proxy`] with `args` and one `--upstream` per address of `upstreams`.
+#[allow(dead_code)]
+pub fn start_proxy_over(upstreams: &[std::net::SocketAddr], args: &[&str]) -> (Proxy, String) {
+    let upstreams = upstreams
+        .iter()
+        .flat_map(|u| ["--upstream".to_string(), u.to_string()]);
+    start_proxy(args.iter().map(|a| a.to_string()).chain(upstreams))
 }
