@@ -93,9 +93,9 @@ struct Fleet {
 /// its own first (so it has a holder number).
 fn fleet(n: u32, holders: u32, own: bool) -> Fleet {
     let pool = Pool::with_max_workers(n as usize).unwrap();
-    for w in 0..n {
-        pool.insert(w).unwrap();
-    }
+    // One snapshot for the whole set: inserting one by one publishes a
+    // snapshot per insert, O(n) each (222 s for 100 000 workers).
+    pool.replace(0..n).unwrap();
     let config = IndexConfig::exact(16)
         .capacity(if own { 1 << 20 } else { 1 << 12 })
         .entries(if own { 1 << 21 } else { 1 << 14 })
