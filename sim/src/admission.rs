@@ -13,8 +13,16 @@
 //! the batch's prompt blocks prefilled by the time the unprotected run has
 //! prefilled everything: the queue reorders the fleet's work, and this says
 //! whether it lost any of it.
+//!
+//! The interactive stream is synthetic (Poisson arrivals, uniform sizes) or,
+//! with [`Scenario::trace`], the Mooncake trace's requests: each arrives at
+//! its timestamp ÷ `trace_speedup`, with a prompt of its `hash_ids` (one
+//! 512-token block each) and its `output_length`. This scenario models no
+//! KV cache (the Mooncake replay does): the trace gives it real arrival
+//! bursts and real prompt and output lengths.
 
 use crate::llm::{quantile, unit};
+use crate::mooncake::trace::TraceRequest;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::future::Future;
@@ -48,6 +56,11 @@ pub struct Scenario {
     pub limit_blocks: u32,
     /// Seed of the arrivals and the draws.
     pub seed: u64,
+    /// The interactive stream from a trace instead: its first `interactive`
+    /// requests (`rate` and `interactive_blocks` unused).
+    pub trace: Option<Arc<[TraceRequest]>>,
+    /// The trace's timestamps are divided by this.
+    pub trace_speedup: f64,
 }
 
 impl Default for Scenario {
@@ -64,7 +77,46 @@ impl Default for Scenario {
             decode_us_per_token: 400.0,
             limit_blocks: 1,
             seed: 42,
+            trace: None,
+            trace_speedup: 1.0,
         }
+    }
+}
+
+impl Scenario {
+    /// The Mooncake trace as the interactive stream, sped up about 116
+    /// times: ~400 requests a second on average, as the synthetic stream,
+    /// but in the trace's bursts (a second of it holds up to twice that).
+    pub fn mooncake(trace: &[TraceRequest]) -> Self {
+        Self {
+            interactive: trace.len(),
+            trace: Some(trace.into()),
+            trace_speedup: 116.0,
+            ..Self::default()
+        }
+    }
+
+    /// The interactive requests: arrival (µs), prompt blocks, output tokens.
+    fn interactive_jobs(&self, rng: &mut Rng) -> Vec<(f64, u32, u32)> {
+        if let Some(trace) = &self.trace {
+            let start = trace.first().map_or(0, |r| r.timestamp_ms);
+            return trace
+                .iter()
+                .take(self.interactive)
+                .map(|r| {
+                    let at = (r.timestamp_ms - start) as f64 * 1e3 / self.trace_speedup;
+                    (at, (r.hash_ids.len() as u32).max(1), r.output_length.max(1))
+                })
+                .collect();
+        }
+        let mut at = 0.0f64;
+        (0..self.interactive)
+            .map(|_| {
+                at += -(1.0 - unit(rng.next_u64())).ln() / self.rate * 1e6;
+                let blocks = draw(rng, self.interactive_blocks);
+                (at, blocks, draw(rng, self.output_tokens))
+            })
+            .collect()
     }
 }
 
@@ -151,21 +203,18 @@ pub fn run(s: &Scenario, setup: Setup) -> Run {
     let queue = Queue::new(pool.clone(), LeastLoaded::new(), config).expect("a valid config");
     let ll = LeastLoaded::new();
     let mut rng = Rng::with_seed(s.seed ^ 0xadd);
-    let mut jobs = Vec::new();
-    let mut at = 0.0f64;
-    for _ in 0..s.interactive {
-        at += -(1.0 - unit(rng.next_u64())).ln() / s.rate * 1e6;
-        let blocks = draw(&mut rng, s.interactive_blocks);
-        let tokens = draw(&mut rng, s.output_tokens);
-        jobs.push(Job {
+    let mut jobs: Vec<Job> = s
+        .interactive_jobs(&mut rng)
+        .into_iter()
+        .map(|(arrived, blocks, tokens)| Job {
             batch: false,
             blocks,
             tokens,
-            arrived: at,
+            arrived,
             ttft: 0.0,
             worker: 0,
-        });
-    }
+        })
+        .collect();
     if setup != Setup::Alone {
         for _ in 0..s.batch {
             let blocks = draw(&mut rng, s.batch_blocks);
@@ -323,18 +372,22 @@ pub fn unprotected_end(runs: &[Run]) -> f64 {
 /// The runs as a table: interactive TTFT, and the batch work done by the
 /// time the unprotected run had done all of its work.
 pub fn table(s: &Scenario, runs: &[Run]) -> String {
+    let stream = match &s.trace {
+        Some(t) => format!(
+            "{} interactive requests of the Mooncake trace at {}x speed ({} blocks of 512 tokens each)",
+            s.interactive.min(t.len()),
+            s.trace_speedup,
+            blocks_range(t, s.interactive)
+        ),
+        None => format!(
+            "{} interactive requests at {}/s ({}-{} blocks)",
+            s.interactive, s.rate, s.interactive_blocks.0, s.interactive_blocks.1
+        ),
+    };
     let mut out = format!(
-        "Admission: {} interactive requests at {}/s ({}-{} blocks) beside {} batch requests \
+        "Admission: {stream} beside {} batch requests \
          queued at once ({}-{} blocks), {} workers, queue limit {} booked blocks a worker\n",
-        s.interactive,
-        s.rate,
-        s.interactive_blocks.0,
-        s.interactive_blocks.1,
-        s.batch,
-        s.batch_blocks.0,
-        s.batch_blocks.1,
-        s.workers,
-        s.limit_blocks
+        s.batch, s.batch_blocks.0, s.batch_blocks.1, s.workers, s.limit_blocks
     );
     let end = unprotected_end(runs);
     out += &format!(
@@ -357,4 +410,11 @@ pub fn table(s: &Scenario, runs: &[Run]) -> String {
         );
     }
     out
+}
+
+/// The prompt sizes of the first `n` requests, as "lo-hi".
+fn blocks_range(trace: &[TraceRequest], n: usize) -> String {
+    let sizes = trace.iter().take(n).map(|r| r.hash_ids.len());
+    let (lo, hi) = sizes.fold((usize::MAX, 0), |(lo, hi), b| (lo.min(b), hi.max(b)));
+    format!("{lo}-{hi}")
 }

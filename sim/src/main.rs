@@ -574,6 +574,11 @@ fn main() -> ExitCode {
         print!("\n{}", sim::admission::table(&a, &sim::admission::run_all(&a)));
     }
     if let Some(trace) = &mooncake {
+        let a = sim::admission::Scenario {
+            seed: args.seed,
+            ..sim::admission::Scenario::mooncake(&trace.requests)
+        };
+        print!("\n{}", sim::admission::table(&a, &sim::admission::run_all(&a)));
         for &speedup in &args.mooncake_speedups {
             let s = sim::mooncake::Scenario {
                 speedup,
