@@ -241,6 +241,21 @@ impl CacheHits {
         })
     }
 
+    /// [`most_held`](Self::most_held), on the raw pool.
+    pub(crate) fn most_held_raw<W: Clone + Eq + Hash + Send + Sync>(&self, pool: &RawPool<W>) -> u32 {
+        if self.pool != pool.id() {
+            return 0;
+        }
+        let snap = pool.snapshot();
+        let view = &snap.view;
+        view.members
+            .iter()
+            .chain(view.draining.iter())
+            .map(|&slot| self.held_in(view, slot))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// [`held_by_rank`](Self::held_by_rank), on the raw pool.
     pub(crate) fn held_by_rank_raw<W: Clone + Eq + Hash + Send + Sync>(
         &self,

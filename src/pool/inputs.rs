@@ -84,6 +84,24 @@ impl CacheHits {
         self.held_by_rank_raw(&pool.raw, worker, rank)
     }
 
+    /// The most keys any worker now in `pool` holds (any of its ranks, a
+    /// draining worker too): the credit of the best-placed worker, without
+    /// naming it. 0 when this was built for another pool. A pass over the
+    /// set's slots; allocates nothing.
+    ///
+    /// ```
+    /// use workerpick::{CacheHits, Pool};
+    /// let pool = Pool::from_workers(["a", "b", "c"]).unwrap();
+    /// let mut hits = CacheHits::new();
+    /// hits.rebuild_sparse(&pool, 8, [(&"a", 2), (&"c", 5)]);
+    /// assert_eq!(hits.most_held(&pool), 5);
+    /// pool.remove(&"c").unwrap(); // its credit goes with it
+    /// assert_eq!(hits.most_held(&pool), 2);
+    /// ```
+    pub fn most_held<W: Clone + Eq + Hash + Send + Sync>(&self, pool: &Pool<W>) -> u32 {
+        self.most_held_raw(&pool.raw)
+    }
+
     /// A fresh input from `pool`'s current set: the request needs `needed`
     /// keys and rank `r` of worker `w` holds `held(w, r)` of them (rank 0 is
     /// a worker without ranks).

@@ -176,6 +176,7 @@ fn cache_credit_is_per_rank() {
     assert_eq!(hits.held_by_rank(&pool, &"dp", 3), 16);
     assert_eq!(hits.held_by_rank(&pool, &"dp", 0), 0);
     assert_eq!(hits.held_by(&pool, &"dp"), 16);
+    assert_eq!(hits.most_held(&pool), 16);
     let req = Request::new().cache_hits(&hits);
     for _ in 0..10 {
         let r = pool.reserve_with(&Cost::new(), &req).unwrap();
@@ -199,6 +200,25 @@ fn cache_credit_is_per_rank() {
     sparse.rebuild_sparse(&pool, 8, [(&"dp", 5)]);
     assert!((0..4).all(|r| sparse.held_by_rank(&pool, &"dp", r) == 5));
     assert_eq!(sparse.held_by_rank(&pool, &"plain", 0), 0);
+    assert_eq!((hits.most_held(&pool), sparse.most_held(&pool)), (5, 5));
+}
+
+/// `most_held` is the most any current worker holds, dense or sparse, read
+/// without allocating; a departed worker's credit and another pool's build
+/// count for nothing.
+#[test]
+fn most_held_reads_the_best_current_credit_without_allocating() {
+    let pool = fleet(4);
+    let dense = CacheHits::build(&pool, 8, |w| if *w == "plain" { 7 } else { 2 });
+    let mut sparse = CacheHits::new();
+    sparse.rebuild_sparse(&pool, 8, [(&"plain", 7), (&"dp", 2)]);
+    let mut read = 0;
+    let n = allocations(|| read = dense.most_held(&pool) + sparse.most_held(&pool));
+    assert_eq!((read, n), (14, 0));
+    pool.remove(&"plain").unwrap();
+    assert_eq!((dense.most_held(&pool), sparse.most_held(&pool)), (2, 2));
+    let other = fleet(4);
+    assert_eq!(dense.most_held(&other), 0);
 }
 
 #[test]

@@ -303,14 +303,7 @@ impl Llm {
             Some((lobby, ask)) => {
                 // The fair share counts the uncached tokens: the credit is
                 // the most any upstream is expected to hold.
-                let credit = self
-                    .pool
-                    .loads()
-                    .iter()
-                    .map(|(w, _)| hits.held_by(&self.pool, w))
-                    .max()
-                    .unwrap_or(0)
-                    .min(blocks);
+                let credit = hits.most_held(&self.pool).min(blocks);
                 if let Some(id) = session {
                     pick = pick.key(id);
                 }
