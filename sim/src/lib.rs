@@ -18,6 +18,7 @@ mod queue;
 pub mod replicas;
 pub mod report;
 pub mod sessions;
+pub mod shares;
 pub mod stats;
 mod table;
 

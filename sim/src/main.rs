@@ -572,6 +572,11 @@ fn main() -> ExitCode {
             ..Default::default()
         };
         print!("\n{}", sim::admission::table(&a, &sim::admission::run_all(&a)));
+        let f = sim::shares::Scenario {
+            seed: args.seed,
+            ..Default::default()
+        };
+        print!("\n{}", sim::shares::table(&f, &sim::shares::run_all(&f)));
     }
     if let Some(trace) = &mooncake {
         let a = sim::admission::Scenario {
