@@ -404,6 +404,20 @@ async fn an_upstream_that_is_down_answers_502_with_nothing_booked() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_stays_on_its_engine() {
+    session_turns(&[]).await;
+}
+
+/// The same through the admission queue, with room everywhere: the queue
+/// books a keyed request by the session table too (the bound upstream
+/// while it has room; `--session-bound` is not its rule).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_stays_on_its_engine_under_the_queue() {
+    session_turns(&["--queue", "--queue-in-flight", "1000"]).await;
+}
+
+/// Eleven turns of one session, two at a time after the first, through
+/// least-loaded with `extra` flags: all on one engine.
+async fn session_turns(extra: &[&str]) {
     tokio::time::timeout(LIMIT, async {
         let spec = EngineSpec::default();
         let engines = [
@@ -412,17 +426,16 @@ async fn a_session_stays_on_its_engine() {
             Engine::start(spec).await.unwrap(),
         ];
         let addrs: Vec<_> = engines.iter().map(Engine::addr).collect();
-        let (_proxy, addr) = start_proxy(
-            &addrs,
-            &[
-                "--mode",
-                "least-loaded",
-                "--session-header",
-                "x-conversation",
-                "--session-bound",
-                "10",
-            ],
-        );
+        let mut args = vec![
+            "--mode",
+            "least-loaded",
+            "--session-header",
+            "x-conversation",
+            "--session-bound",
+            "10",
+        ];
+        args.extend_from_slice(extra);
+        let (_proxy, addr) = start_proxy(&addrs, &args);
         let client = client();
         // Turns with nothing in common but the session; two at a time, so
         // least-loaded alone would spread them (the bound is wide: two at

@@ -65,7 +65,12 @@ pub struct Outcome {
 /// candidate of `request`: a member (not draining) under the bound
 /// generation, admitted by the mask.
 #[inline]
-fn available<W>(pool: &Pool<W>, snap: &Snapshot<W>, request: &Request<'_>, target: Target) -> Option<u32> {
+pub(crate) fn available<W>(
+    pool: &Pool<W>,
+    snap: &Snapshot<W>,
+    request: &Request<'_>,
+    target: Target,
+) -> Option<u32> {
     let slot = target.slot();
     let set = &snap.view;
     if !(set.is_member(slot) && set.gens.get(slot as usize) == Some(&target.generation())) {

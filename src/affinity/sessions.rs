@@ -222,9 +222,26 @@ impl Sessions {
         let Some(key) = request.get_key() else {
             return handle.reserve_with(selector, request);
         };
-        let pool = handle.pool().id();
         let now = self.now();
-        let target = match map.get(&key) {
+        let target = self.target_in(map, key, handle.pool().id(), now);
+        let hard = self.stickiness == Stickiness::Hard;
+        let mut outcome = Outcome::default();
+        let picked = binding::reserve(handle, selector, request, target, hard, &mut outcome);
+        self.settle_in(map, key, target, outcome, now, handle.pool());
+        picked
+    }
+
+    /// Where `key` is bound in pool `pool`, if its binding is live; marks
+    /// it used.
+    #[inline(always)]
+    fn target_in<G: papaya::Guard>(
+        &self,
+        map: &papaya::HashMapRef<'_, u64, Binding, Seeded, G>,
+        key: u64,
+        pool: u64,
+        now: u64,
+    ) -> Option<Target> {
+        match map.get(&key) {
             Some(b) if b.pool == pool && !self.expired(b, now) => {
                 // A store only when the millisecond moved: hot sessions'
                 // entries stay mostly read-shared.
@@ -234,14 +251,47 @@ impl Sessions {
                 Some(b.target)
             }
             _ => None,
-        };
-        let hard = self.stickiness == Stickiness::Hard;
-        let mut outcome = Outcome::default();
-        let picked = binding::reserve(handle, selector, request, target, hard, &mut outcome);
-        if outcome.gone || outcome.chosen.is_some_and(|c| Some(c) != target) {
-            self.rebind(map, key, target, outcome, now, handle.pool());
         }
-        picked
+    }
+
+    /// Whether a binding's worker is the only one its session may use.
+    pub(crate) fn is_hard(&self) -> bool {
+        self.stickiness == Stickiness::Hard
+    }
+
+    /// Where `key` is bound in `pool`, for a booking made elsewhere (the
+    /// admission queue's); marks the binding used.
+    pub(crate) fn bound<W>(&self, key: u64, pool: &Pool<W>) -> Option<Target> {
+        self.target_in(&self.map.pin(), key, pool.id(), self.now())
+    }
+
+    /// After a booking made elsewhere for `key`, bound at `target` when it
+    /// began: drops a gone binding, binds to where it was booked.
+    pub(crate) fn settle<W: Clone + Eq + Hash + Send + Sync>(
+        &self,
+        key: u64,
+        target: Option<Target>,
+        outcome: Outcome,
+        pool: &Pool<W>,
+    ) {
+        self.settle_in(&self.map.pin(), key, target, outcome, self.now(), pool);
+    }
+
+    /// Rebinds `key` if the booking found its binding gone or booked
+    /// elsewhere (a bound session's request, the hot path, does neither).
+    #[inline(always)]
+    fn settle_in<W: Clone + Eq + Hash + Send + Sync, G: papaya::Guard>(
+        &self,
+        map: &papaya::HashMapRef<'_, u64, Binding, Seeded, G>,
+        key: u64,
+        target: Option<Target>,
+        outcome: Outcome,
+        now: u64,
+        pool: &Pool<W>,
+    ) {
+        if outcome.gone || outcome.chosen.is_some_and(|c| Some(c) != target) {
+            self.rebind(map, key, target, outcome, now, pool);
+        }
     }
 
     /// Drops the binding a pick found gone, and binds the session to the

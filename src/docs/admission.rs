@@ -58,6 +58,11 @@
 //!   eligible workers; the fallback to the roomiest worker keeps to the mask
 //!   too. The entry's credit counts in the fair share; the hits' credit in
 //!   the pick.
+//! - With [`with_sessions`](crate::queue::Queue::with_sessions) (feature
+//!   `sessions`), a keyed request books on its session's bound worker
+//!   while that worker has room; a soft session moves when it has none, a
+//!   hard one waits for it at the head of its class (the order is strict:
+//!   the class waits behind it).
 //! - A future keeps no timer: its deadline is checked when it is polled;
 //!   [`expire`](crate::queue::Queue::expire) from a ticker, or the
 //!   runtime's timeout around the future, ends it on time.

@@ -12,6 +12,8 @@ mod error;
 mod gate;
 mod holder;
 mod order;
+#[cfg(feature = "sessions")]
+mod sessions;
 mod shares;
 mod shortest;
 mod ticket;
@@ -88,6 +90,9 @@ pub struct Queue<W, S> {
     /// The share window and the hold-back slack, in virtual time.
     window: u128,
     slack: u128,
+    /// Session bindings the bookings follow ([`with_sessions`](Self::with_sessions)).
+    #[cfg(feature = "sessions")]
+    sessions: Option<Arc<crate::affinity::sessions::Sessions>>,
     inner: Mutex<Inner<W>>,
 }
 
@@ -116,6 +121,8 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
                 .collect(),
             window: order::virtual_tokens(config.share_window),
             slack: order::virtual_tokens(config.share_window / 16),
+            #[cfg(feature = "sessions")]
+            sessions: None,
             inner: Mutex::new(Inner::new(&config)),
         })
     }
@@ -356,6 +363,20 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
     /// a saturated one. `None`: no candidate has room, or a racing booking
     /// took the last of it (see [`Gate::kept`]).
     fn book(
+        &self,
+        snap: &Snapshot<W>,
+        rng: &mut Rng,
+        request: &Request<'_>,
+    ) -> Option<Result<Booked<W>, Error>> {
+        #[cfg(feature = "sessions")]
+        if let (Some(sessions), Some(key)) = (&self.sessions, request.get_key()) {
+            return self.book_bound(sessions, key, snap, rng, request);
+        }
+        self.book_any(snap, rng, request)
+    }
+
+    /// [`book`](Self::book), wherever the selector and the room say.
+    fn book_any(
         &self,
         snap: &Snapshot<W>,
         rng: &mut Rng,

@@ -311,3 +311,107 @@ fn threads_bind_each_session_to_one_worker_while_workers_churn() {
     pool.reclaim();
     assert!(pool.loads().iter().all(|&(_, l)| l == 0));
 }
+
+mod through_the_queue {
+    //! Keyed requests through an admission queue with a session table
+    //! (`Queue::with_sessions`): the binding holds while its worker has room.
+    use super::table;
+    use std::sync::Arc;
+    use workerpick::queue::{Entry, Queue, QueueConfig, QueueError};
+    use workerpick::{Error, LeastLoaded, Pool, Stickiness};
+
+    fn queue(stickiness: Stickiness, limit: u32) -> (Queue<u32, LeastLoaded>, Arc<workerpick::Sessions>) {
+        let pool = Arc::new(Pool::from_workers(0..4u32).unwrap());
+        let sessions = Arc::new(table(stickiness));
+        let config = QueueConfig::new().in_flight_limit(limit);
+        let q = Queue::new(pool, LeastLoaded::new(), config)
+            .unwrap()
+            .with_sessions(sessions.clone());
+        (q, sessions)
+    }
+
+    #[test]
+    fn a_bound_session_stays_home_while_home_has_room() {
+        let (q, sessions) = queue(Stickiness::Soft, 8);
+        let first = q.enqueue(Entry::new().key(1)).unwrap().wait().unwrap();
+        let home = *first.worker();
+        // Least-loaded alone would spread these over the idle workers.
+        let more: Vec<_> = (0..7)
+            .map(|_| q.enqueue(Entry::new().key(1)).unwrap().wait().unwrap())
+            .collect();
+        assert!(more.iter().all(|a| *a.worker() == home));
+        assert_eq!(q.pool().in_flight(&home), Some(8));
+        assert_eq!(sessions.len(), 1);
+        // Unkeyed requests are not bound, and go where the selector says.
+        let other = q.enqueue(Entry::new()).unwrap().wait().unwrap();
+        assert_ne!(*other.worker(), home);
+        assert_eq!(sessions.len(), 1);
+    }
+
+    #[test]
+    fn a_soft_session_moves_when_home_is_full_and_stays_moved() {
+        let (q, _) = queue(Stickiness::Soft, 1);
+        let first = q.enqueue(Entry::new().key(1)).unwrap().wait().unwrap();
+        let home = *first.worker();
+        let second = q.enqueue(Entry::new().key(1)).unwrap().wait().unwrap();
+        let moved = *second.worker();
+        assert_ne!(moved, home, "home is at its limit");
+        drop((first, second));
+        let third = q.enqueue(Entry::new().key(1)).unwrap().wait().unwrap();
+        assert_eq!(*third.worker(), moved, "rebound where it was booked");
+    }
+
+    #[test]
+    fn a_hard_session_waits_for_home_and_a_release_there_admits_it() {
+        let (q, _) = queue(Stickiness::Hard, 1);
+        let first = q.enqueue(Entry::new().key(1)).unwrap().wait().unwrap();
+        let home = *first.worker();
+        let mut waiting = q.enqueue(Entry::new().key(1)).unwrap();
+        assert!(
+            waiting.try_admit().unwrap().is_none(),
+            "waits though three workers are idle"
+        );
+        assert_eq!(q.waiting(), 1);
+        drop(first); // home's release admits it there
+        let admitted = waiting.try_admit().unwrap().expect("admitted");
+        assert_eq!(*admitted.worker(), home);
+    }
+
+    #[test]
+    fn a_hard_session_whose_worker_left_fails_once_then_binds_anew() {
+        let (q, sessions) = queue(Stickiness::Hard, 4);
+        let home = *q.enqueue(Entry::new().key(1)).unwrap().wait().unwrap().worker();
+        q.pool().remove(&home).unwrap();
+        let gone = q
+            .enqueue(Entry::new().key(1))
+            .and_then(|t| t.wait())
+            .map(|a| *a.worker());
+        assert_eq!(gone, Err(QueueError::Pick(Error::SessionWorkerGone)));
+        assert!(sessions.is_empty(), "the binding went with its worker");
+        let next = q.enqueue(Entry::new().key(1)).unwrap().wait().unwrap();
+        assert_ne!(*next.worker(), home);
+        assert_eq!(sessions.len(), 1);
+    }
+
+    #[test]
+    fn a_waiter_admitted_by_a_pump_follows_and_sets_its_binding() {
+        // Every worker full: the keyed waiter is booked later by a pump on
+        // another worker's release, and the session binds there.
+        let (q, _) = queue(Stickiness::Soft, 1);
+        let held: Vec<_> = (0..4)
+            .map(|_| q.enqueue(Entry::new()).unwrap().wait().unwrap())
+            .collect();
+        let mut waiting = q.enqueue(Entry::new().key(9)).unwrap();
+        assert!(waiting.try_admit().unwrap().is_none());
+        drop(held);
+        let admitted = waiting.try_admit().unwrap().expect("admitted by the release");
+        let home = *admitted.worker();
+        drop(admitted);
+        for _ in 0..5 {
+            assert_eq!(
+                *q.enqueue(Entry::new().key(9)).unwrap().wait().unwrap().worker(),
+                home
+            );
+        }
+    }
+}

@@ -117,7 +117,7 @@ pub struct Llm {
     selector: Arc<dyn Selector>,
     client: HttpClient<Full<Bytes>>,
     index: Arc<PrefixIndex<Addr>>,
-    sessions: Sessions,
+    sessions: Arc<Sessions>,
     counters: HashMap<Authority, Arc<Counters>>,
     started: Instant,
     /// The tasks that follow the upstreams' KV events (stopped on drop).
@@ -197,7 +197,7 @@ impl Llm {
             ));
         }
         Ok(Self {
-            sessions: Sessions::new(config.session_ttl, 1 << 20, Stickiness::Soft),
+            sessions: Arc::new(Sessions::new(config.session_ttl, 1 << 20, Stickiness::Soft)),
             config,
             pool,
             selector,
@@ -207,6 +207,12 @@ impl Llm {
             started,
             followers,
         })
+    }
+
+    /// The session table, when requests name sessions: `--queue` books
+    /// keyed requests through it too.
+    pub fn sessions(&self) -> Option<&Arc<Sessions>> {
+        self.config.session_header.as_ref().map(|_| &self.sessions)
     }
 
     /// When the path started (the events' ages count from it).

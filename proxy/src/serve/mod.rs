@@ -196,8 +196,13 @@ pub async fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> std::io::R
     );
     let lobby = match &config.queue {
         Some(settings) => Some(Arc::new(
-            queue::Lobby::new(pool.clone(), selector.clone(), settings.clone())
-                .map_err(std::io::Error::other)?,
+            queue::Lobby::new(
+                pool.clone(),
+                selector.clone(),
+                settings.clone(),
+                llm.sessions().cloned(),
+            )
+            .map_err(std::io::Error::other)?,
         )),
         None => None,
     };

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use workerpick::queue::{Entry, OwnedAdmitted, OwnedTicket, Queue, QueueConfig, QueueError};
-use workerpick::{Pool, Request as Pick, Selector};
+use workerpick::{Pool, Request as Pick, Selector, Sessions};
 
 /// The header that gives a request's priority class: `0` (served first) to
 /// the number of classes less one.
@@ -197,14 +197,20 @@ pub struct Lobby {
 }
 
 impl Lobby {
-    /// A queue over `pool` that books with `selector`.
+    /// A queue over `pool` that books with `selector`, and keyed requests
+    /// by `sessions`' bindings while the bound upstream has room.
     pub fn new(
         pool: Arc<Pool<Addr>>,
         selector: Arc<dyn Selector>,
         settings: QueueSettings,
+        sessions: Option<Arc<Sessions>>,
     ) -> Result<Self, String> {
         let config = settings.config()?;
-        let queue = Arc::new(Queue::new(pool, selector, config).map_err(|e| format!("--queue: {e}"))?);
+        let mut queue = Queue::new(pool, selector, config).map_err(|e| format!("--queue: {e}"))?;
+        if let Some(sessions) = sessions {
+            queue = queue.with_sessions(sessions);
+        }
+        let queue = Arc::new(queue);
         Ok(Self {
             queue,
             settings,
@@ -398,7 +404,7 @@ mod tests {
 
     fn lobby(settings: QueueSettings) -> Lobby {
         let pool = Arc::new(Pool::from_workers([Addr("127.0.0.1:1".parse().unwrap())]).unwrap());
-        Lobby::new(pool, Arc::new(LeastLoaded::new()), settings).unwrap()
+        Lobby::new(pool, Arc::new(LeastLoaded::new()), settings, None).unwrap()
     }
 
     #[test]
