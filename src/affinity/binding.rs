@@ -61,6 +61,17 @@ pub struct Outcome {
     pub chosen: Option<Target>,
 }
 
+impl Outcome {
+    /// Whether the session's binding changes: its worker was gone, or the
+    /// request was booked elsewhere (a bound session's request, the hot
+    /// path, does neither).
+    #[cfg(feature = "sessions")]
+    #[inline(always)]
+    pub(crate) fn rebinds(&self, target: Option<Target>) -> bool {
+        self.gone || self.chosen.is_some_and(|c| Some(c) != target)
+    }
+}
+
 /// `target`'s slot, if the pick's snapshot `snap` has it as a healthy
 /// candidate of `request`: a member (not draining) under the bound
 /// generation, admitted by the mask.

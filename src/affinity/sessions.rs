@@ -227,7 +227,9 @@ impl Sessions {
         let hard = self.stickiness == Stickiness::Hard;
         let mut outcome = Outcome::default();
         let picked = binding::reserve(handle, selector, request, target, hard, &mut outcome);
-        self.settle_in(map, key, target, outcome, now, handle.pool());
+        if outcome.rebinds(target) {
+            self.rebind(map, key, target, outcome, now, handle.pool());
+        }
         picked
     }
 
@@ -274,23 +276,8 @@ impl Sessions {
         outcome: Outcome,
         pool: &Pool<W>,
     ) {
-        self.settle_in(&self.map.pin(), key, target, outcome, self.now(), pool);
-    }
-
-    /// Rebinds `key` if the booking found its binding gone or booked
-    /// elsewhere (a bound session's request, the hot path, does neither).
-    #[inline(always)]
-    fn settle_in<W: Clone + Eq + Hash + Send + Sync, G: papaya::Guard>(
-        &self,
-        map: &papaya::HashMapRef<'_, u64, Binding, Seeded, G>,
-        key: u64,
-        target: Option<Target>,
-        outcome: Outcome,
-        now: u64,
-        pool: &Pool<W>,
-    ) {
-        if outcome.gone || outcome.chosen.is_some_and(|c| Some(c) != target) {
-            self.rebind(map, key, target, outcome, now, pool);
+        if outcome.rebinds(target) {
+            self.rebind(&self.map.pin(), key, target, outcome, self.now(), pool);
         }
     }
 
