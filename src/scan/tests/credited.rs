@@ -5,7 +5,7 @@
 use super::super::credit::Credit;
 use super::super::{Backend, Least, least_credited, scalar, simd};
 use super::{
-    ALL, EX, MAX_LEN, Portable, atomics, check_drawn, dispatched_backends, lengths, oracle, random_case,
+    CHECKED, EX, MAX_LEN, Portable, atomics, check_drawn, dispatched_backends, lengths, oracle, random_case,
     repeats,
 };
 use std::sync::atomic::AtomicU32;
@@ -104,7 +104,7 @@ fn check_credited(
             "scalar, {ctx}"
         );
     }
-    for backend in ALL {
+    for &backend in CHECKED {
         check_drawn(
             &format!("{backend:?}, {ctx}"),
             n,

@@ -4,7 +4,7 @@
 use super::super::weighting::Weighting;
 use super::super::{Backend, Least, MinTies, least_weighted, scalar, simd};
 use super::{
-    ALL, EX, MAX_LEN, Portable, atomics, check_drawn, dispatched_backends, exhaustive, lengths, oracle,
+    CHECKED, EX, MAX_LEN, Portable, atomics, check_drawn, dispatched_backends, exhaustive, lengths, oracle,
     random_case, repeats,
 };
 use std::sync::atomic::AtomicU32;
@@ -148,7 +148,7 @@ fn check_weighted(
         );
     }
     let ks = || -> Vec<usize> { ks.map_or_else(|| (0..at.len()).collect(), <[usize]>::to_vec) };
-    for backend in ALL {
+    for &backend in CHECKED {
         check_drawn(&format!("{backend:?}, {ctx}"), n, want, &at, ks(), |draw| {
             least_weighted(backend, counters, excluded, w, draw)
         });
@@ -199,7 +199,7 @@ fn weighted_factors_cut_the_lanes() {
             &vec![0; cut],
         )
         .0;
-        for backend in ALL {
+        for &backend in CHECKED {
             let got = least_weighted(backend, &counters, Some(&excluded), w, |_| 0);
             match got {
                 Least::Found { index, min } => {
