@@ -84,6 +84,14 @@ impl Setup {
         Setup::Counters { sync_ms: 100 },
     ];
 
+    /// The exchange period, µs (`None`: one router, nothing to exchange).
+    fn sync_us(self) -> Option<u64> {
+        match self {
+            Setup::OneRouter => None,
+            Setup::LoadsOnly { sync_ms } | Setup::Counters { sync_ms } => Some(sync_ms * 1000),
+        }
+    }
+
     fn name(self) -> String {
         match self {
             Setup::OneRouter => "one router, both tenants".into(),
@@ -116,7 +124,7 @@ pub fn run(s: &Scenario, setup: Setup) -> Run {
         .tenants(&s.weights)
         .in_flight_limit(s.limit_blocks)
         .shared_fleet();
-    let routers = if setup == Setup::OneRouter { 1 } else { 2 };
+    let routers = if setup.sync_us().is_some() { 2 } else { 1 };
     let queues: Vec<Queue<u32, LeastLoaded>> = (0..routers)
         .map(|_| {
             let pool = Arc::new(Pool::from_workers(0..s.workers).expect("a fleet"));
@@ -143,20 +151,14 @@ pub fn run(s: &Scenario, setup: Setup) -> Run {
         }
         // A finished request's release admits at its router.
         running.retain(|(end, _)| *end > now);
-        if routers == 2 {
-            let period = match setup {
-                Setup::LoadsOnly { sync_ms } | Setup::Counters { sync_ms } => sync_ms * 1000,
-                Setup::OneRouter => unreachable!(),
-            };
-            if now % period == 0 {
-                let counters = matches!(setup, Setup::Counters { .. });
-                let summaries: Vec<_> = queues
-                    .iter()
-                    .map(|q| if counters { q.summary() } else { q.pool().summary() })
-                    .collect();
-                queues[0].apply_summary(&summaries[1]);
-                queues[1].apply_summary(&summaries[0]);
-            }
+        if setup.sync_us().is_some_and(|period| now % period == 0) {
+            let counters = matches!(setup, Setup::Counters { .. });
+            let summaries: Vec<_> = queues
+                .iter()
+                .map(|q| if counters { q.summary() } else { q.pool().summary() })
+                .collect();
+            queues[0].apply_summary(&summaries[1]);
+            queues[1].apply_summary(&summaries[0]);
         }
         for (tenant, tickets) in queued.iter_mut().enumerate() {
             let mut i = 0;

@@ -390,19 +390,24 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
             Ok(booked) => booked,
             Err(e) => return Some(Err(e)),
         };
-        let (slot, weight) = (booked.slot(), booked.weight());
-        if self.gate.kept(pool, snap, slot, weight) {
-            return Some(Ok(booked));
+        let weight = booked.weight();
+        if let Some(kept) = self.kept(snap, booked) {
+            return Some(Ok(kept));
         }
-        // Given back at once: it only undoes this booking, so it makes no
-        // room that a waiter could be owed.
-        pool.raw.slots.release(&booked);
         let roomiest = self.gate.roomiest(pool, snap, request)?;
         let moved = booking::book(&pool.raw, snap, roomiest, weight).ok()?;
-        if self.gate.kept(pool, snap, roomiest, weight) {
-            return Some(Ok(moved));
+        self.kept(snap, moved).map(Ok)
+    }
+
+    /// `booked`, if the saturation rule keeps it ([`Gate::kept`]); else
+    /// given back at once: that only undoes this booking, so it makes no
+    /// room that a waiter could be owed.
+    fn kept(&self, snap: &Snapshot<W>, booked: Booked<W>) -> Option<Booked<W>> {
+        let pool = &*self.pool;
+        if self.gate.kept(pool, snap, booked.slot(), booked.weight()) {
+            return Some(booked);
         }
-        pool.raw.slots.release(&moved);
+        pool.raw.slots.release(&booked);
         None
     }
 

@@ -82,11 +82,9 @@ impl<W: Clone + Eq + Hash + Send + Sync, S: Selector> Queue<W, S> {
                         Ok(booked) => booked,
                         Err(e) => return Some(Err(e)),
                     };
-                    if self.gate.kept(pool, snap, slot, booked.weight()) {
-                        return Some(Ok(booked));
+                    if let Some(kept) = self.kept(snap, booked) {
+                        return Some(Ok(kept));
                     }
-                    // Given back at once, as in `book_any`: no room made.
-                    pool.raw.slots.release(&booked);
                     if sessions.is_hard() {
                         return None;
                     }
